@@ -1,0 +1,1 @@
+from memory_app.admin import memories, operations, tenancy  # noqa: F401

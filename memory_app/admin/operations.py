@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from memory_app.models import (
+    ClusterMember,
+    ConversationSession,
+    DuplicateCluster,
+    EmbeddingCacheEntry,
+    EmbeddingCacheStats,
+    KeptApartPair,
+    MaintenanceJob,
+    Procedure,
+    SessionMessage,
+)
+
+
+@admin.register(Procedure)
+class ProcedureAdmin(admin.ModelAdmin):
+    list_display = ["pattern", "tenant", "user_id", "execution_count", "avg_success_score", "last_used_at"]
+    list_filter = ["tenant"]
+    search_fields = ["pattern", "user_id"]
+    list_select_related = ["tenant"]
+    exclude = ["pattern_embedding"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Procedure]:
+        return super().get_queryset(request).defer("pattern_embedding")
+
+
+class SessionMessageInline(admin.TabularInline):
+    model = SessionMessage
+    extra = 0
+    fields = ["position", "role", "content", "token_count", "created_at"]
+
+
+@admin.register(ConversationSession)
+class ConversationSessionAdmin(admin.ModelAdmin):
+    list_display = ["session_id", "tenant", "user_id", "token_count", "trimmed_count", "updated_at"]
+    list_filter = ["tenant"]
+    search_fields = ["session_id", "user_id"]
+    list_select_related = ["tenant"]
+    inlines = [SessionMessageInline]
+
+
+@admin.register(EmbeddingCacheEntry)
+class EmbeddingCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ["id", "model", "content_hash", "hit_count", "created_at", "last_hit_at"]
+    list_filter = ["model"]
+    search_fields = ["content_hash", "normalized_hash"]
+    exclude = ["embedding", "proxy_embedding"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[EmbeddingCacheEntry]:
+        return super().get_queryset(request).defer("embedding", "proxy_embedding")
+
+
+@admin.register(EmbeddingCacheStats)
+class EmbeddingCacheStatsAdmin(admin.ModelAdmin):
+    list_display = ["model", "exact_hits", "normalized_hits", "near_hits", "misses", "provider_calls"]
+
+
+class ClusterMemberInline(admin.TabularInline):
+    model = ClusterMember
+    extra = 0
+    raw_id_fields = ["memory"]
+
+
+@admin.register(DuplicateCluster)
+class DuplicateClusterAdmin(admin.ModelAdmin):
+    list_display = ["id", "tenant", "user_id", "namespace", "status", "verdict", "confidence", "created_at"]
+    list_filter = ["status", "origin", "verdict", "tenant"]
+    search_fields = ["user_id", "namespace", "reason"]
+    list_select_related = ["tenant"]
+    inlines = [ClusterMemberInline]
+
+
+@admin.register(KeptApartPair)
+class KeptApartPairAdmin(admin.ModelAdmin):
+    list_display = ["id", "tenant", "memory_low", "memory_high", "created_by", "created_at"]
+    raw_id_fields = ["memory_low", "memory_high"]
+    list_select_related = ["tenant", "created_by"]
+
+
+@admin.register(MaintenanceJob)
+class MaintenanceJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "tenant", "status", "created_at", "started_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    readonly_fields = ["cursor", "stats", "error", "started_at", "finished_at", "heartbeat_at"]

@@ -1,0 +1,67 @@
+"""One exception handler: every error body is {"error": {"code", "message", "fields"}}."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DatabaseError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from memory_app.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+
+def error_body(code: str, message: str, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def _flatten(detail: Any) -> Any:
+    """DRF ErrorDetail trees → plain strings, lists and dicts."""
+    if isinstance(detail, dict):
+        return {str(key): _flatten(value) for key, value in detail.items()}
+    if isinstance(detail, list):
+        return [_flatten(item) for item in detail]
+    return str(detail)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+    if isinstance(exc, Http404):
+        return Response(error_body("not_found", "Not found."), status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, DjangoPermissionDenied):
+        return Response(
+            error_body("permission_denied", "Permission denied."), status=status.HTTP_403_FORBIDDEN
+        )
+    if isinstance(exc, exceptions.ValidationError):
+        detail = exc.detail
+        if isinstance(detail, dict):
+            fields = _flatten(detail)
+            non_field = fields.pop("non_field_errors", None)
+            message = "; ".join(non_field) if non_field else "Invalid input."
+            return Response(error_body("invalid", message, fields), status=status.HTTP_400_BAD_REQUEST)
+        messages = _flatten(detail)
+        text = "; ".join(messages) if isinstance(messages, list) else str(messages)
+        return Response(error_body("invalid", text or "Invalid input."), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, exceptions.APIException):
+        headers: dict[str, str] = {}
+        if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+            headers["WWW-Authenticate"] = 'Bearer realm="api"'
+        if getattr(exc, "wait", None):
+            headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
+        detail = _flatten(exc.detail)
+        message = detail if isinstance(detail, str) else "; ".join(map(str, detail))
+        return Response(error_body(exc.default_code, message), status=exc.status_code, headers=headers)
+    if isinstance(exc, DatabaseError):
+        logger.exception("database error in %s", context.get("view").__class__.__name__)
+        return Response(
+            error_body("unavailable", "The database is unavailable; retry later."),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+    return Response(error_body("server_error", "Internal error; it has been logged."), status=500)

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class MemoryAppConfig(AppConfig):
+    name = "memory_app"
+    verbose_name = "Agent memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from memory_app.api import schema  # noqa: F401  (registers the OpenAPI auth extension)

@@ -1,0 +1,40 @@
+"""The interface every judge implements (offline features model, LLM)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+import numpy as np
+
+Relation = Literal["duplicate", "update", "distinct", "refine"]
+RELATIONS: tuple[Relation, ...] = ("duplicate", "update", "distinct", "refine")
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    text: str
+    embedding: np.ndarray | None = None
+    created_at: datetime | None = None
+    memory_id: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How `new` relates to one candidate. `merged_text` only when the judge wrote one (LLM)."""
+
+    relation: Relation
+    confidence: float
+    merged_text: str | None = None
+    judge: str = "offline"
+    reason: str = ""
+
+
+class RelationJudge(Protocol):
+    name: str
+
+    def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
+        """One judgement per candidate, in the candidates' order."""
+        ...

@@ -1,0 +1,28 @@
+from memory_app.models.cache import EmbeddingCacheEntry, EmbeddingCacheStats
+from memory_app.models.jobs import MaintenanceJob
+from memory_app.models.lineage import MemoryChange, MemoryChangeSource
+from memory_app.models.memory import EpisodicMemory, Memory, SemanticMemory
+from memory_app.models.procedural import Procedure
+from memory_app.models.review import ClusterMember, DuplicateCluster, KeptApartPair
+from memory_app.models.shortterm import ConversationSession, SessionMessage
+from memory_app.models.tenancy import AgentProfile, ApiKey, Tenant
+
+__all__ = [
+    "AgentProfile",
+    "ApiKey",
+    "ClusterMember",
+    "ConversationSession",
+    "DuplicateCluster",
+    "EmbeddingCacheEntry",
+    "EmbeddingCacheStats",
+    "EpisodicMemory",
+    "KeptApartPair",
+    "MaintenanceJob",
+    "Memory",
+    "MemoryChange",
+    "MemoryChangeSource",
+    "Procedure",
+    "SemanticMemory",
+    "SessionMessage",
+    "Tenant",
+]

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from memory_app.models.tenancy import Tenant
+
+
+class JobKind(models.TextChoices):
+    COMPACTION = "compaction", "Compaction"
+    REINDEX = "reindex", "Reindex"
+    EXPIRY = "expiry", "Expiry"
+    REVIEW_DETECTION = "review_detection", "Review-queue detection"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class MaintenanceJob(models.Model):
+    """A long background run with a cursor, so an interrupted job resumes where it stopped."""
+
+    kind = models.CharField(max_length=32, choices=JobKind.choices)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, null=True, blank=True, related_name="jobs")
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    cursor = models.JSONField(default=dict, blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # "Is a job of this kind already running for this tenant?" and the admin list.
+            models.Index(fields=["kind", "status", "-created_at"], name="job_kind_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"

@@ -1,0 +1,93 @@
+"""Plain inserts and edits of long-term memories (no dedup: that is services.store)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory_app.models import Memory, Tenant
+from memory_app.models.memory import MemoryStatus
+from memory_app.text import normalized_hash
+
+
+def memory_build(
+    *,
+    tenant: Tenant,
+    text: str,
+    kind: str = "episodic",
+    embedding: np.ndarray | Sequence[float] | None = None,
+    embedding_model: str | None = None,
+    user_id: str = "",
+    agent_id: str = "",
+    namespace: str = "default",
+    session_id: str = "",
+    topics: Sequence[str] = (),
+    entities: Sequence[str] = (),
+    event_type: str = "",
+    event_date: datetime | None = None,
+    context: str = "",
+    category: str = "",
+    fact_type: str = "",
+    source: str = "",
+    metadata: dict[str, Any] | None = None,
+    confidence: float | None = None,
+    pinned: bool = False,
+    expires_at: datetime | None = None,
+    created_at: datetime | None = None,
+) -> Memory:
+    """An unsaved Memory with its hash and model name filled in (for bulk_create or save)."""
+    return Memory(
+        tenant=tenant,
+        kind=kind,
+        text=text,
+        text_hash=normalized_hash(text),
+        embedding=None if embedding is None else np.asarray(embedding, dtype=np.float32),
+        embedding_model=(embedding_model or settings.EMBEDDING_MODEL) if embedding is not None else "",
+        user_id=user_id,
+        agent_id=agent_id,
+        namespace=namespace,
+        session_id=session_id,
+        topics=sorted(set(topics)),
+        entities=sorted(set(entities)),
+        event_type=event_type,
+        event_date=event_date,
+        context=context,
+        category=category,
+        fact_type=fact_type,
+        source=source,
+        metadata=metadata or {},
+        confidence=settings.MEMORY_DEFAULT_CONFIDENCE if confidence is None else confidence,
+        pinned=pinned,
+        expires_at=expires_at,
+        created_at=created_at or timezone.now(),
+    )
+
+
+@transaction.atomic
+def memory_insert(**fields: Any) -> Memory:
+    """Insert one memory as given (keyword arguments of `memory_build`)."""
+    memory = memory_build(**fields)
+    memory.save()
+    return memory
+
+
+@transaction.atomic
+def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
+    """Count an access for each id: one UPDATE for the batch, not a write per row."""
+    from django.db.models import F
+
+    if not memory_ids:
+        return 0
+    return Memory.objects.filter(tenant=tenant, pk__in=list(memory_ids)).update(
+        access_count=F("access_count") + 1, last_accessed_at=timezone.now()
+    )
+
+
+def active_only(qs: Any) -> Any:
+    return qs.filter(status=MemoryStatus.ACTIVE)

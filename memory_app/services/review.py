@@ -1,0 +1,74 @@
+"""The review queue: clusters of possible duplicates that a person decides on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from django.db import transaction
+
+from memory_app.errors import ApplicationError
+from memory_app.models import ClusterMember, DuplicateCluster, KeptApartPair, Memory, Tenant
+from memory_app.models.review import ClusterOrigin, ClusterStatus
+
+
+def ordered_pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[int, int]]:
+    """The pairs among `memory_ids` that a reviewer already declared different."""
+    ids = list(set(memory_ids))
+    if len(ids) < 2:
+        return set()
+    rows = KeptApartPair.objects.filter(tenant=tenant, memory_low__in=ids, memory_high__in=ids)
+    return set(rows.values_list("memory_low_id", "memory_high_id"))
+
+
+@transaction.atomic
+def review_cluster_create(
+    *,
+    tenant: Tenant,
+    memory_ids: Sequence[int],
+    verdict: str = "",
+    confidence: float | None = None,
+    max_distance: float | None = None,
+    distances: dict[int, float] | None = None,
+    origin: str = ClusterOrigin.STORE,
+    reason: str = "",
+) -> DuplicateCluster | None:
+    """Queue memories for review; None when every pair was kept apart or the set is already pending."""
+    ids = list(dict.fromkeys(memory_ids))
+    if len(ids) < 2:
+        raise ApplicationError("A review cluster needs at least two memories.")
+    apart = kept_apart_pairs(tenant=tenant, memory_ids=ids)
+    if all(ordered_pair(a, b) in apart for a, b in combinations(ids, 2)):
+        return None
+    pending = ClusterMember.objects.filter(
+        cluster__tenant=tenant, cluster__status=ClusterStatus.PENDING, memory_id__in=ids
+    ).values_list("cluster_id", "memory_id")
+    by_cluster: dict[int, set[int]] = {}
+    for cluster_id, memory_id in pending:
+        by_cluster.setdefault(cluster_id, set()).add(memory_id)
+    if any(members >= set(ids) for members in by_cluster.values()):
+        return None
+    first = Memory.objects.only("user_id", "namespace", "kind").get(tenant=tenant, pk=ids[0])
+    cluster = DuplicateCluster.objects.create(
+        tenant=tenant,
+        user_id=first.user_id,
+        namespace=first.namespace,
+        kind=first.kind,
+        origin=origin,
+        verdict=verdict,
+        confidence=confidence,
+        max_distance=max_distance,
+        reason=reason,
+    )
+    ClusterMember.objects.bulk_create(
+        [ClusterMember(cluster=cluster, memory_id=mid, distance=(distances or {}).get(mid)) for mid in ids]
+    )
+    return cluster
+
+
+def pending_review_count(*, tenant: Tenant) -> int:
+    return DuplicateCluster.objects.filter(tenant=tenant, status=ClusterStatus.PENDING).count()

@@ -1,0 +1,13 @@
+"""Test settings: the production settings with a throwaway secret and inline Celery."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("LOG_LEVEL", "warning")
+
+from project.settings import *  # noqa: F403
+from project.settings import DATABASES
+
+# Several checkouts (or helpers) may test against one embedded server at once.
+DATABASES["default"]["TEST"] = {"NAME": "test_memory" + os.environ.get("TEST_DB_SUFFIX", "")}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
