@@ -1,0 +1,33 @@
+"""The contract of search: filters shared by candidate generation (SQL) and ranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    user_id: str | None = None
+    agent_id: str | None = None
+    namespace: str | None = None
+    session_id: str | None = None
+    kind: str | None = None
+    topics_any: tuple[str, ...] = ()
+    topics_all: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    event_after: datetime | None = None
+    event_before: datetime | None = None
+    min_confidence: float | None = None
+    include_superseded: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One row found by a candidate generator: vector (cosine distance) or full text (ts_rank)."""
+
+    memory_id: int
+    score: float  # cosine distance for vector candidates (lower is closer), ts_rank for full text
+    plan: str = ""  # which plan found it: "exact", "hnsw", "hnsw_iterative", "partial_index", "fulltext"
