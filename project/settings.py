@@ -141,6 +141,20 @@ if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
 
+# --- Store (write path and store-time dedup; services/store.py) ---------------------------------
+# Global defaults; an AgentProfile.config and each request may override deduplicate, judge and radius.
+STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
+STORE_JUDGE = env_choice("STORE_JUDGE", "offline", ("offline", "llm"))
+# Loose cosine-distance radius for candidates; 0 means the embedding model's calibrated radius.
+STORE_CANDIDATE_RADIUS = env_float("STORE_CANDIDATE_RADIUS", 0.0, minimum=0.0, maximum=2.0)
+STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
+# Scopes up to this many active rows are searched exactly through memory_scope_idx; larger ones by HNSW.
+STORE_EXACT_SCOPE_MAX = env_int("STORE_EXACT_SCOPE_MAX", 2000, minimum=0, maximum=10_000_000)
+STORE_HNSW_EF_SEARCH = env_int("STORE_HNSW_EF_SEARCH", 80, minimum=10, maximum=1000)
+STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
+# Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
+MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
+
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
 LOGGING = {
