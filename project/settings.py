@@ -145,11 +145,9 @@ MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maxi
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
 
 # --- Store (write path and store-time dedup; services/store.py) ---------------------------------
-# Global defaults; an AgentProfile.config and each request may override deduplicate, judge and radius.
+# The judge and the candidate radius default to the judge area's settings and calibration; an
+# AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
 STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
-STORE_JUDGE = env_choice("STORE_JUDGE", "offline", ("offline", "llm"))
-# Loose cosine-distance radius for candidates; 0 means the embedding model's calibrated radius.
-STORE_CANDIDATE_RADIUS = env_float("STORE_CANDIDATE_RADIUS", 0.0, minimum=0.0, maximum=2.0)
 STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
 # Scopes up to this many active rows are searched exactly through memory_scope_idx; larger ones by HNSW.
 STORE_EXACT_SCOPE_MAX = env_int("STORE_EXACT_SCOPE_MAX", 2000, minimum=0, maximum=10_000_000)

@@ -87,7 +87,9 @@ class StoreOutcomeSerializer(serializers.Serializer):
     related_ids = serializers.ListField(
         child=serializers.IntegerField(), help_text="memories merged with, superseded, or queued beside"
     )
-    change_id = serializers.IntegerField(allow_null=True, help_text="merge/supersede; undo with /merges/{id}/undo")
+    change_id = serializers.IntegerField(
+        allow_null=True, help_text="merge/supersede; undo with /merges/{id}/undo"
+    )
     cluster_id = serializers.IntegerField(allow_null=True, help_text="review cluster when queued")
     relation = serializers.CharField(allow_null=True)
     confidence = serializers.FloatField(allow_null=True)

@@ -14,10 +14,10 @@ from django.utils import timezone
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.selectors.neighbours import Scope
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_supersede
 from memory_app.services.memories import memory_build
-from memory_app.selectors.neighbours import Scope
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -173,7 +173,9 @@ def _new_version(
 @transaction.atomic
 def memory_delete(*, tenant: Tenant, memory_id: int) -> None:
     """Soft delete: status `deleted`; the row and its lineage stay. Deleting twice is not an error."""
-    memory = Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).only("id", "status").first()
+    memory = (
+        Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).only("id", "status").first()
+    )
     if memory is None:
         raise not_found(f"Memory {memory_id}")
     if memory.status != MemoryStatus.DELETED:
@@ -182,8 +184,8 @@ def memory_delete(*, tenant: Tenant, memory_id: int) -> None:
 
 @transaction.atomic
 def memory_feedback(*, tenant: Tenant, memory_id: int, signal: str) -> Memory:
-    """helpful: helpful_count + 1 and confidence moves STEP of the way to 1 (c + s·(1 − c));
-    harmful: harmful_count + 1 and confidence moves STEP of the way to 0 (c − s·c). Both stay in [0, 1]
+    """helpful: helpful_count + 1 and confidence moves STEP of the way to 1 (c + s(1 - c));
+    harmful: harmful_count + 1 and confidence moves STEP of the way to 0 (c(1 - s)). Both stay in [0, 1]
     by construction, and the update is one SQL statement, so concurrent feedback is never lost."""
     if signal not in FEEDBACK_SIGNALS:
         raise ApplicationError("Invalid feedback.", fields={"signal": ['Use "helpful" or "harmful".']})

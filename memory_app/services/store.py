@@ -25,13 +25,13 @@ from django.utils import timezone
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.services.actors import Actor
 from memory_app.services.memories import memory_insert, memory_touch
 from memory_app.services.store_actions import act_on_decision
 from memory_app.services.store_config import DedupConfig, resolve_dedup_config
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store_validation import store_items_validate
-from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -70,8 +70,11 @@ def memory_store(
     items: list[MemoryInput],
     options: StoreOptions | None = None,
     actor: Actor | None = None,
+    judge: Any = None,
 ) -> list[StoreOutcome]:
     """Store a batch; one outcome per item in input order. Items of one batch dedup against each other.
+
+    `judge`: a RelationJudge instance used instead of `get_judge(name)` (evaluating another judge).
 
     The whole batch is validated first (nothing is written if one item is bad) and embedded in one
     call outside the transaction; then one transaction takes the scopes' locks in a fixed order (so two
@@ -79,7 +82,9 @@ def memory_store(
     """
     cleaned = store_items_validate(items)
     vectors = _embed(cleaned)
-    return _store_batch(tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor)
+    return _store_batch(
+        tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
+    )
 
 
 @transaction.atomic
@@ -90,6 +95,7 @@ def _store_batch(
     vectors: list[np.ndarray | None],
     options: StoreOptions | None,
     actor: Actor | None,
+    judge: Any,
 ) -> list[StoreOutcome]:
     model = embedding_model_name()
     with connection.cursor() as cursor:
@@ -104,7 +110,13 @@ def _store_batch(
             )
         outcomes.append(
             _store_one(
-                tenant=tenant, item=item, vector=vector, config=configs[item.agent_id], model=model, actor=actor
+                tenant=tenant,
+                item=item,
+                vector=vector,
+                config=configs[item.agent_id],
+                model=model,
+                actor=actor,
+                judge=judge,
             )
         )
     return outcomes
@@ -131,7 +143,9 @@ def _duplicate_of(tenant: Tenant, existing: Memory, item: MemoryInput) -> StoreO
     topics = sorted(set(existing.topics) | set(item.topics))
     entities = sorted(set(existing.entities) | set(item.entities))
     if topics != sorted(existing.topics) or entities != sorted(existing.entities):
-        Memory.objects.filter(pk=existing.pk).update(topics=topics, entities=entities, updated_at=timezone.now())
+        Memory.objects.filter(pk=existing.pk).update(
+            topics=topics, entities=entities, updated_at=timezone.now()
+        )
     return StoreOutcome(outcome="duplicate_of", memory_id=existing.pk, relation="duplicate", confidence=1.0)
 
 
@@ -187,6 +201,7 @@ def _store_one(
     config: DedupConfig,
     model: str,
     actor: Actor | None,
+    judge: Any,
 ) -> StoreOutcome:
     existing = _active_twin(tenant, item)
     if existing is not None:
@@ -196,7 +211,9 @@ def _store_one(
         neighbours = scope_neighbours(
             tenant=tenant, scope=scope_of(item), embedding=vector, k=config.k, radius=config.candidate_radius
         )
-    decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config) if neighbours else None
+    decision = None
+    if neighbours:
+        decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
     inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
     if inserted.twin is not None:
         return inserted.twin
@@ -216,11 +233,16 @@ def _store_one(
 
 
 def _judge(
-    *, item: MemoryInput, vector: np.ndarray | None, neighbours: list[Neighbour], config: DedupConfig
+    *,
+    item: MemoryInput,
+    vector: np.ndarray | None,
+    neighbours: list[Neighbour],
+    config: DedupConfig,
+    judge: Any,
 ) -> tuple[Any, list[Any]] | None:
     """The judge's decision, or None (plain store) when the judge itself fails: a write is never
     dropped because of a judge (the LLM judge already falls back to the offline one by itself)."""
-    from memory_app.judge import JudgeItem, get_judge
+    from memory_app.judge import JudgeItem
     from memory_app.judge.policy import decide
 
     new_item = JudgeItem(text=item.text, embedding=vector, created_at=timezone.now())
@@ -235,7 +257,11 @@ def _judge(
         for n in neighbours
     ]
     try:
-        judgements = get_judge(config.judge).judge(new_item, candidates)
+        if judge is None:
+            from memory_app.judge import get_judge
+
+            judge = get_judge(config.judge)
+        judgements = judge.judge(new_item, candidates)
         return decide(judgements, review_below=config.review_below), judgements
     except Exception:
         logger.warning("relation judge %r failed; storing without dedup", config.judge, exc_info=True)

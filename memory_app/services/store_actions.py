@@ -10,11 +10,11 @@ from typing import Any
 
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
+from memory_app.selectors.neighbours import Neighbour
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_merge, memory_supersede
 from memory_app.services.review import kept_apart_pairs, ordered_pair, review_cluster_create
 from memory_app.services.store_types import StoreOutcome
-from memory_app.selectors.neighbours import Neighbour
 
 MERGE_RELATIONS = {ChangeRelation.DUPLICATE.value, ChangeRelation.REFINE.value}
 

@@ -1,4 +1,5 @@
-"""Effective dedup settings for one store: request > agent profile > global setting > model calibration."""
+"""Effective dedup settings for one store: request > agent profile > global setting > model calibration
+(the judge area's `load_calibration`, which applies DEDUP_CANDIDATE_RADIUS / DEDUP_REVIEW_BELOW)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ PROFILE_KEYS = ("deduplicate", "candidate_radius", "judge", "review_below")
 @dataclass(frozen=True)
 class DedupConfig:
     deduplicate: bool
-    judge: str
+    judge: str | None  # None: the judge area's default (DEDUP_JUDGE)
     candidate_radius: float
     review_below: float
     k: int
@@ -72,8 +73,6 @@ def resolve_dedup_config(
     profile = profile_overrides(tenant=tenant, agent_id=agent_id)
     options = options or StoreOptions()
     radius, review_below = _calibration(model)
-    if settings.STORE_CANDIDATE_RADIUS > 0:
-        radius = settings.STORE_CANDIDATE_RADIUS
 
     def pick(name: str, default: Any) -> Any:
         value = getattr(options, name, None)
@@ -83,7 +82,7 @@ def resolve_dedup_config(
 
     return DedupConfig(
         deduplicate=bool(pick("deduplicate", settings.STORE_DEDUP_ENABLED)),
-        judge=str(pick("judge", settings.STORE_JUDGE)),
+        judge=pick("judge", None),
         candidate_radius=float(pick("candidate_radius", radius)),
         review_below=float(profile.get("review_below", review_below)),
         k=settings.STORE_CANDIDATES_K,

@@ -89,14 +89,16 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
 
 
 STORE_REQUEST = PolymorphicProxySerializer(
-    component_name="MemoryStoreRequest",
+    component_name="MemoryStore",
     serializers=[MemoryStoreInputSerializer, MemoryStoreInputSerializer(many=True)],
     resource_type_field_name=None,
+    many=False,
 )
 STORE_RESPONSE = PolymorphicProxySerializer(
     component_name="MemoryStoreResponse",
     serializers=[StoreOutcomeSerializer, StoreOutcomeSerializer(many=True)],
     resource_type_field_name=None,
+    many=False,
 )
 
 
