@@ -88,7 +88,6 @@ def _parse(text: str) -> np.ndarray:
     return np.array(text[1:-1].split(","), dtype=np.float32)
 
 
-@transaction.atomic
 def scope_neighbours(
     *,
     tenant: Tenant,
@@ -101,7 +100,13 @@ def scope_neighbours(
     """Up to k active rows of the scope with cosine distance <= radius, nearest first.
 
     `exact=None` picks the plan from the scope's size; True/False force one (tests, benchmarks).
+    Runs in the caller's transaction (the store's), or in one of its own: SET LOCAL needs one.
     """
+    if not connection.in_atomic_block:
+        with transaction.atomic():
+            return scope_neighbours(
+                tenant=tenant, scope=scope, embedding=embedding, k=k, radius=radius, exact=exact
+            )
     table = Memory._meta.db_table
     if exact is None:
         exact = scope_is_small(tenant=tenant, scope=scope)
@@ -112,8 +117,10 @@ def scope_neighbours(
             cursor.execute(_exact_sql(table), [*scope_params, literal, k, radius])
         else:
             # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(int(settings.STORE_HNSW_EF_SEARCH), k)}")
+            ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
+            cursor.execute(
+                f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}"
+            )
             cursor.execute(_hnsw_sql(table), [literal, *scope_params, literal, k, radius])
         rows = cursor.fetchall()
     return [

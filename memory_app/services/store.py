@@ -27,7 +27,7 @@ from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.services.actors import Actor
-from memory_app.services.memories import memory_insert, memory_touch
+from memory_app.services.memories import memory_build, memory_touch
 from memory_app.services.store_actions import act_on_decision
 from memory_app.services.store_config import DedupConfig, resolve_dedup_config
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
@@ -149,8 +149,8 @@ def _duplicate_of(tenant: Tenant, existing: Memory, item: MemoryInput) -> StoreO
     return StoreOutcome(outcome="duplicate_of", memory_id=existing.pk, relation="duplicate", confidence=1.0)
 
 
-def insert_item(*, tenant: Tenant, item: MemoryInput, vector: np.ndarray | None, model: str) -> Memory:
-    return memory_insert(
+def build_item(*, tenant: Tenant, item: MemoryInput, vector: np.ndarray | None, model: str) -> Memory:
+    return memory_build(
         tenant=tenant,
         text=item.text,
         kind=item.kind,
@@ -185,7 +185,9 @@ def _insert_or_twin(*, tenant: Tenant, item: MemoryInput, vector: np.ndarray | N
     """Insert; if a writer that bypassed the scope lock won the unique text slot, return its row."""
     try:
         with transaction.atomic():
-            return _Inserted(insert_item(tenant=tenant, item=item, vector=vector, model=model), None)
+            memory = build_item(tenant=tenant, item=item, vector=vector, model=model)
+            memory.save(force_insert=True)
+            return _Inserted(memory, None)
     except IntegrityError:
         existing = _active_twin(tenant, item)
         if existing is None:
