@@ -11,7 +11,6 @@ import respx
 
 from memory_app.judge import JudgeItem, get_judge
 from memory_app.judge.llm import LLMJudge
-from tests import respx_httpx2  # noqa: F401  (registers respx's "httpx2" mocker)
 
 URL = "http://llm.test/v1/chat/completions"
 
@@ -27,8 +26,8 @@ def llm_settings(settings):
 
 @pytest.fixture
 def openai_api():
-    """The stubbed OpenAI-compatible HTTP API (respx, through the SDK's own HTTPX2 transport)."""
-    with respx.mock(using="httpx2", assert_all_called=False) as router:
+    """The stubbed OpenAI-compatible HTTP API (respx; conftest lets it see the SDK's httpx2 transport)."""
+    with respx.mock(assert_all_called=False) as router:
         yield router
 
 
