@@ -204,11 +204,13 @@ def main() -> None:
     }
     report["seconds"] = round(time.perf_counter() - started, 1)
     for size in report["sizes"]:
+        cand = size["candidates"]
         print(
             f"{size['rows']:>8,} rows ({size['plan']}): plain p50 {size['plain']['p50_ms']} ms, "
             f"dedup p50 {size['dedup']['p50_ms']} ms (x{size['dedup_overhead_p50']}), "
-            f"dedup {size['dedup']['per_second']}/s single, {size[f'dedup_batch{BATCH}']['per_second']}/s batched; "
-            f"candidates exact {size['candidates']['exact']['p50_ms']} ms / hnsw {size['candidates']['hnsw']['p50_ms']} ms"
+            f"dedup {size['dedup']['per_second']}/s single, "
+            f"{size[f'dedup_batch{BATCH}']['per_second']}/s batched; "
+            f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms"
         )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
