@@ -147,6 +147,20 @@ def time_candidates(tenant, items, *, exact: bool) -> dict:  # type: ignore[no-u
     return {"p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
 
 
+def time_commit(count: int = 50) -> dict:
+    """A one-row UPDATE and COMMIT: the WAL flush every store pays, the floor of the figures above
+    (and the part that a busy shared disk inflates)."""
+    from django.db import connection, transaction
+
+    latencies = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute("UPDATE bench_store_meta SET rows = rows")
+        latencies.append((time.perf_counter() - t0) * 1000)
+    return {"p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
+
+
 def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     from django.conf import settings
     from django.db.models import Max
@@ -160,6 +174,7 @@ def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     scope = Scope(store_data.SCOPE["user_id"], store_data.SCOPE["namespace"], store_data.SCOPE["kind"])
     plan = "exact" if scope_is_small(tenant=tenant, scope=scope) else "hnsw"
     result: dict = {"rows": rows, "plan": plan, "exact_scope_max": settings.STORE_EXACT_SCOPE_MAX}
+    result["commit"] = time_commit()
     warm = store_data.new_items(rows, 20, seed=1)
     time_stores(tenant, warm, dedup=True)
     reset(tenant, max_id)
@@ -210,7 +225,8 @@ def main() -> None:
             f"dedup p50 {size['dedup']['p50_ms']} ms (x{size['dedup_overhead_p50']}), "
             f"dedup {size['dedup']['per_second']}/s single, "
             f"{size[f'dedup_batch{BATCH}']['per_second']}/s batched; "
-            f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms"
+            f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms; "
+            f"bare commit {size['commit']['p50_ms']} ms"
         )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
