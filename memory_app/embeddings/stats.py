@@ -125,7 +125,7 @@ def _add_counts(model: str, counts: BatchCounts) -> None:
         return
     updated = EmbeddingCacheStats.objects.filter(model=model).update(**increments, updated_at=timezone.now())
     if not updated:
-        EmbeddingCacheStats.objects.get_or_create(model=model)
+        EmbeddingCacheStats.objects.bulk_create([EmbeddingCacheStats(model=model)], ignore_conflicts=True)
         EmbeddingCacheStats.objects.filter(model=model).update(**increments, updated_at=timezone.now())
 
 
