@@ -15,11 +15,11 @@ from typing import TypeVar
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, proxy_vectors
 from memory_app.embeddings.providers import EmbeddingProvider
-from memory_app.embeddings.stats import BatchCounts, stats_record
+from memory_app.embeddings.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import EmbeddingCacheEntry
 from memory_app.text import content_hash, normalized_hash
@@ -54,7 +54,7 @@ def _guarded(stage: str, work: Callable[[], T], *, own_transaction: bool = False
             with transaction.atomic():
                 return work()
         return work()
-    except DatabaseError as exc:
+    except CACHE_ERRORS as exc:
         health.failed(stage, exc)
         return None
 

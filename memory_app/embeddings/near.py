@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import connection
 from pgvector.django.vector import Vector
 
+from memory_app.embeddings.stats import CACHE_ERRORS
 from memory_app.models import EmbeddingCacheEntry
 
 logger = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class _IndexState:
                 )
                 row = cursor.fetchone()
             usable, reason = bool(row and row[0]), "missing or invalid"
-        except DatabaseError as exc:
+        except CACHE_ERRORS as exc:
             usable, reason = False, str(exc)
         self.set(usable, reason)
         return usable

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, fields
 
 from django.conf import settings
+from django.core.exceptions import SynchronousOnlyOperation
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -49,6 +50,9 @@ class BatchCounts:
 
 
 COUNTER_FIELDS = [f.name for f in fields(BatchCounts)]
+# What "the cache database cannot be used here" looks like: a database error, or database access
+# refused in this context (async code, or a test without a database): embed without the cache.
+CACHE_ERRORS = (DatabaseError, SynchronousOnlyOperation, RuntimeError)
 
 
 class _Pending:
@@ -82,7 +86,10 @@ def stats_record(*, model: str, counts: BatchCounts, hit_entry_ids: list[int]) -
     if summary:
         logger.info(summary)
     if due:
-        transaction.on_commit(embedding_stats_flush, robust=True)
+        try:
+            transaction.on_commit(embedding_stats_flush, robust=True)
+        except CACHE_ERRORS as exc:
+            logger.debug("embedding statistics not flushed: %s", exc)
 
 
 def _summary_line() -> str:
@@ -115,7 +122,7 @@ def embedding_stats_flush() -> None:
             for model, counts in by_model.items():
                 _add_counts(model, counts)
             _add_entry_hits(entry_hits)
-    except DatabaseError as exc:
+    except CACHE_ERRORS as exc:
         logger.warning("embedding cache statistics not written (%s); %s counts dropped", exc, len(by_model))
 
 
