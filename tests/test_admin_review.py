@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -198,3 +201,44 @@ def test_actions_are_csrf_protected(reviewer):
     client.force_login(reviewer)
     assert client.post(review_url(cluster), {"action": "keep_apart"}).status_code == 403
     assert status_of(cluster) == "pending"
+
+
+def test_llm_suggestion_button_is_hidden_without_a_judge_merge_text(reviewer, settings, monkeypatch):
+    settings.LLM_MODEL = "gpt-test"
+    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", None)  # import fails, as before it lands
+    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["a b", "a c"])
+    assert "Suggest a text (LLM)" not in logged_in(reviewer).get(review_url(cluster)).content.decode()
+
+
+def test_llm_suggestion_fills_the_merge_text_without_saving(reviewer, settings, monkeypatch):
+    # Stand-in for the judge team's merge text until it lands (memory_app.judge.merge.merge_text).
+    settings.LLM_MODEL = "gpt-test"
+    stand_in = types.ModuleType("memory_app.judge.merge")
+    stand_in.merge_text = lambda texts: " / ".join(texts) + " (merged)"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", stand_in)
+    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["likes tea", "likes green tea"])
+    client = logged_in(reviewer)
+    assert "Suggest a text (LLM)" in client.get(review_url(cluster)).content.decode()
+    html = client.post(review_url(cluster), {"action": "suggest"}).content.decode()
+    assert ">likes tea / likes green tea (merged)</textarea>" in html
+    assert status_of(cluster) == "pending"
+
+
+def test_a_failing_llm_suggestion_degrades_to_a_warning(reviewer, settings, monkeypatch):
+    settings.LLM_MODEL = "gpt-test"
+    stand_in = types.ModuleType("memory_app.judge.merge")
+
+    def broken(texts):  # type: ignore[no-untyped-def]
+        raise TimeoutError("LLM down")
+
+    stand_in.merge_text = broken  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", stand_in)
+    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["likes tea", "likes green tea"])
+    response = logged_in(reviewer).post(review_url(cluster), {"action": "suggest"})
+    assert response.status_code == 200 and "No LLM suggestion is available" in response.content.decode()
+
+
+def test_cluster_page_highlights_the_decision_the_judge_suggests(reviewer):
+    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["goal 23", "goal 24"], verdict="update")
+    html = logged_in(reviewer).get(review_url(cluster)).content.decode()
+    assert 'id="update-form" class="decision recommended"' in html

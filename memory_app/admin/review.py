@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
@@ -72,13 +72,13 @@ class ClusterMemberInline(admin.TabularInline):
 class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
     list_display = [
         "review_link",
+        "preview",
         "size",
         "scope",
         "verdict_badge",
         "confidence_display",
         "max_distance_display",
         "age",
-        "origin",
         "status",
     ]
     list_display_links = None  # the "Review" column links to the cluster page
@@ -94,7 +94,14 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
         return [F("confidence").desc(nulls_last=True), "created_at", "pk"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[DuplicateCluster]:
-        return super().get_queryset(request).annotate(member_count=Count("members", distinct=True))
+        first_text = (
+            ClusterMember.objects.filter(cluster=OuterRef("pk")).order_by("pk").values("memory__text")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(member_count=Count("members", distinct=True), first_text=Subquery(first_text[:1]))
+        )
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
@@ -131,14 +138,23 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
         label = "Review" if obj.status == ClusterStatus.PENDING else "Open"
         return format_html('<a class="button" href="{}">{} #{}</a>', url, label, obj.pk)
 
+    @admin.display(description="first member")
+    def preview(self, obj: DuplicateCluster) -> str:
+        text = getattr(obj, "first_text", "") or ""
+        return text if len(text) <= 70 else text[:67] + "…"
+
     @admin.display(description="size", ordering="member_count")
     def size(self, obj: DuplicateCluster) -> int:
         return getattr(obj, "member_count", 0)
 
-    @admin.display(description="scope (tenant · user · namespace · kind)")
+    @admin.display(description="scope")
     def scope(self, obj: DuplicateCluster) -> str:
-        return format_html_join(
-            " · ", "<span>{}</span>", [(obj.tenant,), (obj.user_id or "—",), (obj.namespace,), (obj.kind,)]
+        return format_html(
+            '<span class="nowrap">{} · {}</span><br><span class="quiet">{} · {}</span>',
+            obj.user_id or "(no user)",
+            obj.namespace,
+            obj.tenant,
+            obj.kind,
         )
 
     @admin.display(description="judge verdict", ordering="verdict")

@@ -31,6 +31,8 @@ from memory_app.services.clusters import (
 )
 
 SPLIT_GROUPS = ("A", "B", "C", "D")
+# The decision that matches the judge's verdict, highlighted so a new reviewer knows where to look.
+RECOMMENDED = {"duplicate": "merge", "refine": "merge", "update": "mark_update", "distinct": "keep_apart"}
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -65,6 +67,7 @@ class ClusterReviewViews:
             "llm_available": llm_suggestion_available(),
             "default_survivor": richest.memory.pk if richest else None,
             "split_groups": SPLIT_GROUPS,
+            "recommended": RECOMMENDED.get(view.cluster.verdict, ""),
             "suggestion": "",
             "next_id": next_pending_cluster(tenant=None, after=view.cluster),
             **extra,

@@ -113,7 +113,7 @@ def review_backlog(*, tenant: Tenant | None, now: dt.datetime | None = None) -> 
         resolved_last_7_days=qs.filter(resolved_at__gte=week_ago).count(),
         created_last_7_days=qs.filter(created_at__gte=week_ago).count(),
         median_hours_to_resolve=statistics.median(durations) if durations else None,
-        by_decision={row["status"]: row["n"] for row in decisions},
+        by_decision={str(ClusterStatus(row["status"]).label).lower(): row["n"] for row in decisions},
     )
 
 

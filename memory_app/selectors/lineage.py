@@ -77,7 +77,9 @@ class _Walk:
 
 
 def memory_lineage(*, tenant: Tenant, memory_id: int) -> Lineage:
-    memory = Memory.objects.filter(tenant=tenant, pk=memory_id).defer(*NO_VECTORS).first()
+    memory = (
+        Memory.objects.select_related("tenant").filter(tenant=tenant, pk=memory_id).defer(*NO_VECTORS).first()
+    )
     if memory is None:
         raise not_found(f"Memory {memory_id}")
     walk = _Walk(tenant)
