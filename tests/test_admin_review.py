@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-import sys
-import types
+import json
 
+import httpx
 import pytest
+import respx
 from django.test import Client
 from django.urls import reverse
 
@@ -13,6 +14,7 @@ from tests.factories_review import plant_cluster
 
 pytestmark = pytest.mark.django_db
 
+LLM_URL = "http://llm.test/v1/chat/completions"
 QUEUE = reverse("admin:memory_app_duplicatecluster_changelist")
 
 
@@ -203,39 +205,55 @@ def test_actions_are_csrf_protected(reviewer):
     assert status_of(cluster) == "pending"
 
 
-def test_llm_suggestion_button_is_hidden_without_a_judge_merge_text(reviewer, settings, monkeypatch):
-    settings.LLM_MODEL = "gpt-test"
-    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", None)  # import fails, as before it lands
+def test_llm_suggestion_button_is_hidden_without_an_llm(reviewer, settings):
+    settings.LLM_MODEL = ""
     cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["a b", "a c"])
     assert "Suggest a text (LLM)" not in logged_in(reviewer).get(review_url(cluster)).content.decode()
 
 
-def test_llm_suggestion_fills_the_merge_text_without_saving(reviewer, settings, monkeypatch):
-    # Stand-in for the judge team's merge text until it lands (memory_app.judge.merge.merge_text).
-    settings.LLM_MODEL = "gpt-test"
-    stand_in = types.ModuleType("memory_app.judge.merge")
-    stand_in.merge_text = lambda texts: " / ".join(texts) + " (merged)"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", stand_in)
-    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["likes tea", "likes green tea"])
+@pytest.fixture
+def llm(settings):  # type: ignore[no-untyped-def]
+    settings.OPENAI_BASE_URL = "http://llm.test/v1"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.LLM_MODEL = "test-model"
+    settings.DEDUP_LLM_TIMEOUT_SECONDS = 2.0
+    with respx.mock(assert_all_called=False) as router:
+        yield router.post(LLM_URL)
+
+
+def _llm_answer(relation: str, merged_text: str | None) -> httpx.Response:
+    entry = {"index": 0, "relation": relation, "confidence": 0.9, "merged_text": merged_text}
+    content = json.dumps({"judgements": [entry]})
+    message = {"role": "assistant", "content": content}
+    return httpx.Response(
+        200,
+        json={
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "test-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        },
+    )
+
+
+def test_llm_suggestion_fills_the_merge_text_without_saving(reviewer, llm):
+    llm.mock(return_value=_llm_answer("duplicate", "User likes green tea, every morning"))
+    cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["likes tea", "likes green tea every morning"])
     client = logged_in(reviewer)
     assert "Suggest a text (LLM)" in client.get(review_url(cluster)).content.decode()
     html = client.post(review_url(cluster), {"action": "suggest"}).content.decode()
-    assert ">likes tea / likes green tea (merged)</textarea>" in html
+    assert ">User likes green tea, every morning</textarea>" in html
+    assert llm.call_count == 1
     assert status_of(cluster) == "pending"
 
 
-def test_a_failing_llm_suggestion_degrades_to_a_warning(reviewer, settings, monkeypatch):
-    settings.LLM_MODEL = "gpt-test"
-    stand_in = types.ModuleType("memory_app.judge.merge")
-
-    def broken(texts):  # type: ignore[no-untyped-def]
-        raise TimeoutError("LLM down")
-
-    stand_in.merge_text = broken  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "memory_app.judge.merge", stand_in)
+def test_a_failing_llm_suggestion_degrades_to_a_warning(reviewer, llm):
+    llm.mock(return_value=httpx.Response(500, json={"error": {"message": "down"}}))
     cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["likes tea", "likes green tea"])
     response = logged_in(reviewer).post(review_url(cluster), {"action": "suggest"})
     assert response.status_code == 200 and "No LLM suggestion is available" in response.content.decode()
+    assert status_of(cluster) == "pending"
 
 
 def test_cluster_page_highlights_the_decision_the_judge_suggests(reviewer):
