@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster, Memory, MemoryChange
-from memory_app.selectors.lineage import memory_lineage
+from memory_app.selectors.lineage_tree import memory_lineage_tree
 from memory_app.services.actors import Actor
 from memory_app.services.clusters import change_undo
 
@@ -30,7 +30,7 @@ class MemoryLineageViews:
         row = Memory.objects.select_related("tenant").only("pk", "tenant").filter(pk=memory_id).first()
         if row is None:
             raise Http404(f"Memory {memory_id} not found")
-        lineage = memory_lineage(tenant=row.tenant, memory_id=memory_id)
+        lineage = memory_lineage_tree(tenant=row.tenant, memory_id=memory_id)
         can_undo = request.user.has_perm("memory_app.change_memorychange")
         context = {
             **self.admin_site.each_context(request),

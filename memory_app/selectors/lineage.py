@@ -1,91 +1,94 @@
-"""A memory's lineage as two trees: what it was made from, and what replaced it.
-
-Trees alternate change and memory levels: memory → the changes that made it (each with its
-sources) → the changes that made those, and so on; likewise upward to what replaced it.
-"""
+"""The lineage of one memory: what it was made from (recursively) and what replaced it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
 
-from memory_app.errors import not_found
-from memory_app.models import Memory, MemoryChange, Tenant
+from django.db.models import Prefetch
 
-NO_VECTORS = ("embedding", "search_vector")
-MAX_DEPTH = 8
-MAX_NODES = 200  # a runaway history still renders as a page, not a timeout
+from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
+from memory_app.selectors.memories import memory_get
 
-
-@dataclass
-class ChangeNode:
-    change: MemoryChange
-    memories: list[MemoryNode] = field(default_factory=list)
+MAX_DEPTH = 25
 
 
-@dataclass
-class MemoryNode:
-    memory: Memory
-    changes: list[ChangeNode] = field(default_factory=list)
-    truncated: bool = False  # a cycle, the depth limit or the node budget stopped the walk here
+def _memory_brief(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.pk,
+        "text": memory.text,
+        "status": memory.status,
+        "created_at": memory.created_at,
+        "superseded_by": memory.superseded_by_id,
+    }
 
 
-@dataclass
-class Lineage:
-    memory: Memory
-    origins: list[ChangeNode]  # changes whose result is the memory, with their sources, recursively
-    successors: list[ChangeNode]  # changes that consumed the memory, with their results, recursively
+def _change_brief(change: MemoryChange) -> dict[str, Any]:
+    return {
+        "id": change.pk,
+        "operation": change.operation,
+        "relation": change.relation,
+        "actor": change.actor_type,
+        "confidence": change.confidence,
+        "reason": change.reason,
+        "created_at": change.created_at,
+        "undone_at": change.undone_at,
+    }
 
 
-class _Walk:
-    def __init__(self, tenant: Tenant) -> None:
-        self.tenant = tenant
-        self.left = MAX_NODES
-
-    def _changes(self, memory_id: int, upward: bool) -> list[MemoryChange]:
-        qs = MemoryChange.objects.filter(tenant=self.tenant)
-        qs = qs.filter(sources__memory_id=memory_id) if upward else qs.filter(result_id=memory_id)
-        return list(
-            qs.select_related("actor_user", "undone_by")
-            .prefetch_related("sources")
-            .order_by("-created_at", "-pk")
+def _derived_from(tenant: Tenant, memory_id: int, depth: int, seen: set[int]) -> list[dict[str, Any]]:
+    """The changes whose result is this memory, each with its sources' own derivations."""
+    if depth >= MAX_DEPTH:
+        return []
+    changes = (
+        MemoryChange.objects.filter(tenant=tenant, result_id=memory_id)
+        .prefetch_related(
+            Prefetch(
+                "sources",
+                queryset=MemoryChangeSource.objects.select_related("memory").defer(
+                    "snapshot", "memory__embedding", "memory__search_vector"
+                ),
+            )
         )
+        .order_by("created_at", "pk")
+    )
+    nodes = []
+    for change in changes:
+        sources = []
+        for source in sorted(change.sources.all(), key=lambda s: s.memory_id):
+            memory = source.memory
+            sub = [] if memory.pk in seen else _derived_from(tenant, memory.pk, depth + 1, seen | {memory.pk})
+            sources.append({"memory": _memory_brief(memory), "derived_from": sub})
+        nodes.append({"change": _change_brief(change), "sources": sources})
+    return nodes
 
-    def tree(self, memory_id: int, *, upward: bool, depth: int, seen: frozenset[int]) -> list[ChangeNode]:
-        changes = self._changes(memory_id, upward)
-        ids = (
-            {c.result_id for c in changes}
-            if upward
-            else {s.memory_id for c in changes for s in c.sources.all()}
+
+def _replaced_by(tenant: Tenant, memory: Memory) -> list[dict[str, Any]]:
+    """The chain of successors: each memory that replaced the previous one and the change that did it."""
+    chain = []
+    seen = {memory.pk}
+    current = memory
+    while current.superseded_by_id and current.superseded_by_id not in seen and len(chain) < MAX_DEPTH:
+        successor = Memory.objects.defer("embedding", "search_vector").get(
+            tenant=tenant, pk=current.superseded_by_id
         )
-        rows = {m.pk: m for m in Memory.objects.filter(tenant=self.tenant, pk__in=ids).defer(*NO_VECTORS)}
-        out = []
-        for change in changes:
-            node = ChangeNode(change=change)
-            linked = [change.result_id] if upward else [s.memory_id for s in change.sources.all()]
-            for mid in linked:
-                if mid not in rows or self.left <= 0:
-                    continue
-                self.left -= 1
-                child = MemoryNode(memory=rows[mid])
-                if mid in seen or depth >= MAX_DEPTH:
-                    child.truncated = True
-                else:
-                    child.changes = self.tree(mid, upward=upward, depth=depth + 1, seen=seen | {mid})
-                node.memories.append(child)
-            out.append(node)
-        return out
+        link = (
+            MemoryChangeSource.objects.filter(
+                memory_id=current.pk, change__result_id=successor.pk, change__undone_at__isnull=True
+            )
+            .select_related("change")
+            .order_by("-change__created_at")
+            .first()
+        )
+        chain.append({"memory": _memory_brief(successor), "change": link and _change_brief(link.change)})
+        seen.add(successor.pk)
+        current = successor
+    return chain
 
 
-def memory_lineage(*, tenant: Tenant, memory_id: int) -> Lineage:
-    memory = (
-        Memory.objects.select_related("tenant").filter(tenant=tenant, pk=memory_id).defer(*NO_VECTORS).first()
-    )
-    if memory is None:
-        raise not_found(f"Memory {memory_id}")
-    walk = _Walk(tenant)
-    seen = frozenset({memory.pk})
-    return Lineage(
-        memory=memory,
-        origins=walk.tree(memory.pk, upward=False, depth=0, seen=seen),
-        successors=walk.tree(memory.pk, upward=True, depth=0, seen=seen),
-    )
+def memory_lineage(*, tenant: Tenant, memory_id: int) -> dict[str, Any]:
+    memory = memory_get(tenant=tenant, memory_id=memory_id)
+    return {
+        "memory": _memory_brief(memory),
+        "derived_from": _derived_from(tenant, memory.pk, 0, {memory.pk}),
+        "superseded_by": _replaced_by(tenant, memory),
+    }
