@@ -93,18 +93,23 @@ def memory_merge(
     reason: str = "",
     confidence: float | None = None,
     embedding: np.ndarray | None = None,
+    incoming: Memory | None = None,
 ) -> MemoryChange:
     """Merge active memories of one scope into a new result row; the sources become superseded.
 
     `text` defaults to the most informative source (the longest); another text needs `embedding`
     unless it equals a source's text. Counters are summed, topics and entities united.
+    `incoming`: an unsaved memory of the same scope (the write path's new memory) that joins as a
+    source; it is inserted already superseded, one write instead of an insert and a status UPDATE,
+    and its snapshot says active, so an undo leaves it stored as if no merge had happened.
     """
-    if len(set(memory_ids)) < 2:
+    if len(set(memory_ids)) + (incoming is not None) < 2:
         raise ApplicationError(
             "A merge needs at least two memories.", fields={"memory_ids": ["Give two or more."]}
         )
     actor = actor or Actor.system()
-    sources = _lock_active(tenant, memory_ids)
+    locked = _lock_active(tenant, memory_ids)
+    sources = [*locked, incoming] if incoming is not None else locked
     _check_same_scope(sources)
     richest = max(sources, key=lambda m: (len(m.text), m.created_at))
     chosen_text = (text if text is not None else richest.text).strip()
@@ -121,8 +126,11 @@ def memory_merge(
     base = same_text or richest
     now = timezone.now()
     result_id = _next_memory_id()
-    for source in sources:
+    for source in locked:
         _retire(source, by=result_id, now=now)  # frees the unique text slot before the result's insert
+    if incoming is not None:
+        incoming.status, incoming.superseded_by_id = MemoryStatus.SUPERSEDED, result_id
+        incoming.save(force_insert=True)
     result = memory_build(
         tenant=tenant,
         text=chosen_text,
@@ -162,8 +170,11 @@ def memory_merge(
         reason=reason,
         confidence=confidence,
     )
+    snapshots = {m.pk: memory_snapshot(m) for m in sources}
+    if incoming is not None:
+        snapshots[incoming.pk].update(status=MemoryStatus.ACTIVE, superseded_by_id=None)
     MemoryChangeSource.objects.bulk_create(
-        [MemoryChangeSource(change=change, memory=m, snapshot=memory_snapshot(m)) for m in sources]
+        [MemoryChangeSource(change=change, memory=m, snapshot=snapshots[m.pk]) for m in sources]
     )
     return change
 
