@@ -109,6 +109,14 @@ class ServiceBackedMemoryAdmin:
             )
         obj.refresh_from_db()
 
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        # Change records are read-only in the admin, which would make Django refuse the delete;
+        # memories_purge removes them (and the clusters naming the memory) on purpose.
+        to_delete, model_count, _perms_needed, protected = super().get_deleted_objects(  # type: ignore[misc]
+            objs, request
+        )
+        return to_delete, model_count, set(), protected
+
     def delete_model(self, request: HttpRequest, obj: Memory) -> None:
         memories_purge(tenant=obj.tenant, memory_ids=[obj.pk])
 
