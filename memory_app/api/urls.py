@@ -6,6 +6,7 @@ from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
+from memory_app.api.views.stats import EmbeddingStatsApi
 from memory_app.api.views.users import UserMemoriesApi
 
 urlpatterns = [
@@ -21,4 +22,6 @@ urlpatterns = [
     path("procedures/record", ProcedureRecordApi.as_view(), name="procedure-record"),
     path("procedures/suggest", ProcedureSuggestApi.as_view(), name="procedure-suggest"),
     path("users/<str:user_id>/memories", UserMemoriesApi.as_view(), name="user-memories"),
+    # embeddings (issue 3)
+    path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),
 ]
