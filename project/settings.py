@@ -8,7 +8,16 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from project.database import database_config
-from project.env import env_bool, env_choice, env_float, env_int, env_list, env_str, load_env_file
+from project.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_optional_float,
+    env_str,
+    load_env_file,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Values from the environment win over the file; ENV_FILE="" disables it.
@@ -139,6 +148,15 @@ OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 30.0, minimum=1.0, 
 LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
+
+# --- Deduplication judge (judge area) -------------------------------------------------------
+# Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
+DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
+# Unset: the values fitted per embedding model in memory_app/judge/calibration/<model>.json.
+DEDUP_CANDIDATE_RADIUS = env_optional_float("DEDUP_CANDIDATE_RADIUS", minimum=0.0, maximum=2.0)
+DEDUP_REVIEW_BELOW = env_optional_float("DEDUP_REVIEW_BELOW", minimum=0.0, maximum=1.0)
+# One LLM judge call covers all candidates of a new memory; on timeout the offline judge answers.
+DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum=1.0, maximum=300.0)
 
 # --- Memory defaults ------------------------------------------------------------------------
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
