@@ -36,7 +36,7 @@ class StoredMemorySerializer(serializers.Serializer):
 class ContextAllApi(APIView):
     """`POST /api/v1/context/all`: short-term, episodic, semantic and procedural memory for a turn."""
 
-    class InputSerializer(serializers.Serializer):
+    class ContextAllInputSerializer(serializers.Serializer):
         query = serializers.CharField(max_length=8000)
         user_id = serializers.CharField(**ID)
         session_id = serializers.CharField(**ID)
@@ -50,7 +50,7 @@ class ContextAllApi(APIView):
         episodic_limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=100)
         semantic_limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=100)
 
-    class OutputSerializer(serializers.Serializer):
+    class ContextAllOutputSerializer(serializers.Serializer):
         short_term = serializers.DictField(allow_null=True)
         episodic = serializers.DictField(allow_null=True)
         semantic = serializers.DictField(allow_null=True)
@@ -59,18 +59,20 @@ class ContextAllApi(APIView):
         formatted = serializers.CharField(help_text="every part, ready to paste into a prompt")
         errors = serializers.ListField(child=PartErrorSerializer())
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request=ContextAllInputSerializer, responses={200: ContextAllOutputSerializer, 400: ErrorSerializer}
+    )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ContextAllInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = context_all(tenant=tenant_of(request), request=ContextRequest(**data.validated_data))
-        return Response(self.OutputSerializer(result).data)
+        return Response(self.ContextAllOutputSerializer(result).data)
 
 
 class InteractionsApi(APIView):
     """`POST /api/v1/interactions`: store one turn into short-term, episodic and procedural memory."""
 
-    class InputSerializer(serializers.Serializer):
+    class InteractionInputSerializer(serializers.Serializer):
         session_id = serializers.CharField(max_length=255)
         user_message = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
         assistant_message = serializers.CharField(
@@ -92,7 +94,7 @@ class InteractionsApi(APIView):
                 raise serializers.ValidationError({"success_score": ["Required with a tool_sequence."]})
             return attrs
 
-    class OutputSerializer(serializers.Serializer):
+    class InteractionOutputSerializer(serializers.Serializer):
         session = SessionOutputSerializer()
         trimmed_now = serializers.IntegerField()
         extraction_method = serializers.CharField(allow_null=True)
@@ -101,23 +103,24 @@ class InteractionsApi(APIView):
         warnings = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(
-        request=InputSerializer, responses={201: OutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer}
+        request=InteractionInputSerializer,
+        responses={201: InteractionOutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.InteractionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = interaction_store(tenant=tenant_of(request), data=InteractionInput(**data.validated_data))
-        return Response(self.OutputSerializer(result).data, status=201)
+        return Response(self.InteractionOutputSerializer(result).data, status=201)
 
 
 class StatsApi(APIView):
     """`GET /api/v1/stats?user_id=&session_id=`: counts per kind, procedures, sessions, review backlog."""
 
-    class Params(serializers.Serializer):
+    class StatsParamsSerializer(serializers.Serializer):
         user_id = serializers.CharField(required=False, max_length=255)
         session_id = serializers.CharField(required=False, max_length=255)
 
-    class OutputSerializer(serializers.Serializer):
+    class StatsOutputSerializer(serializers.Serializer):
         scope = serializers.DictField()
         memories = serializers.DictField()
         knowledge_base = serializers.DictField()
@@ -125,9 +128,11 @@ class StatsApi(APIView):
         short_term = serializers.DictField()
         review_backlog = serializers.IntegerField()
 
-    @extend_schema(parameters=[Params], responses={200: OutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        parameters=[StatsParamsSerializer], responses={200: StatsOutputSerializer, 400: ErrorSerializer}
+    )
     def get(self, request: Request) -> Response:
-        params = self.Params(data=request.query_params)
+        params = self.StatsParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         report = stats_get(tenant=tenant_of(request), **params.validated_data)
-        return Response(self.OutputSerializer(report).data)
+        return Response(self.StatsOutputSerializer(report).data)
