@@ -162,6 +162,18 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
 
+# --- Store (write path and store-time dedup; services/store.py) ---------------------------------
+# The judge and the candidate radius default to the judge area's settings and calibration; an
+# AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
+STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
+STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
+# Scopes up to this many active rows are searched exactly through memory_scope_idx; larger ones by HNSW.
+STORE_EXACT_SCOPE_MAX = env_int("STORE_EXACT_SCOPE_MAX", 2000, minimum=0, maximum=10_000_000)
+STORE_HNSW_EF_SEARCH = env_int("STORE_HNSW_EF_SEARCH", 80, minimum=10, maximum=1000)
+STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
+# Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
+MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
+
 # --- Kinds: short-term sessions, procedures, extraction, forgetting (issue 6) ---------------------
 # A session is trimmed when messages + summary pass SESSION_TRIM_AT of the context window, down to
 # SESSION_TRIM_TO (hysteresis, so an LLM summary is not asked for on every append).
