@@ -54,7 +54,9 @@ class Command(BaseCommand):
 
     def _print(self, report: dict[str, Any]) -> None:
         base = report["baseline"]
-        self.stdout.write(f"{report['pairs']} pairs, judge {report['judge']}, {report['ms_per_pair']} ms/pair")
+        self.stdout.write(
+            f"{report['pairs']} pairs, judge {report['judge']}, {report['ms_per_pair']} ms/pair"
+        )
         self.stdout.write(f"{'rate':<24}{'store path':>12}{'cosine<0.35':>14}")
         for name in RATES:
             self.stdout.write(f"{name:<24}{_fmt(report[name]):>12}{_fmt(base[name]):>14}")
