@@ -7,6 +7,7 @@ from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
+from memory_app.api.views.stats import EmbeddingStatsApi
 from memory_app.api.views.users import UserMemoriesApi
 
 urlpatterns = [
@@ -25,4 +26,6 @@ urlpatterns = [
     path("context/all", ContextAllApi.as_view(), name="context-all"),
     path("interactions", InteractionsApi.as_view(), name="interactions"),
     path("stats", StatsApi.as_view(), name="stats"),
+    # embeddings (issue 3)
+    path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),
 ]
