@@ -8,6 +8,7 @@ finished job again does nothing. Celery tasks only pass the job's id (memory_app
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +29,7 @@ logger = logging.getLogger(__name__)
 SCOPE_JOB_KINDS = {JobKind.COMPACTION: "apply", JobKind.REVIEW_DETECTION: "queue"}
 ACTIVE_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING)
 SCOPE_PARAMS = ("user_id", "namespace", "kind")
-RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError)
+RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError, KeyboardInterrupt)
 
 
 def _enqueue(job: MaintenanceJob) -> None:
@@ -108,7 +109,9 @@ def _scope_params(job: MaintenanceJob) -> dict[str, str | None]:
     return {name: job.params.get(name) for name in SCOPE_PARAMS}
 
 
-def maintenance_job_run(*, job_id: int) -> MaintenanceJob | None:
+def maintenance_job_run(
+    *, job_id: int, on_scope: Callable[[ScopeReport], None] | None = None
+) -> MaintenanceJob | None:
     """Run (or resume) a compaction or review-detection job to the end; returns None if not claimed.
 
     Not one transaction on purpose: each group commits on its own and the cursor after each scope,
@@ -127,7 +130,9 @@ def maintenance_job_run(*, job_id: int) -> MaintenanceJob | None:
             for scope, _count in compaction_scopes(tenant=tenant, after=after, **_scope_params(job)):
                 report = scope_compact(tenant=tenant, scope=scope, tools=tools, mode=mode)
                 _checkpoint(job, scope, report)
-    except Exception as exc:
+                if on_scope is not None:
+                    on_scope(report)
+    except BaseException as exc:
         if isinstance(exc, RESUMABLE):
             # The task retries (or re-queues itself) and resumes from the cursor.
             MaintenanceJob.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED)
