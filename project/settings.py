@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
 from project.database import database_config
-from project.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from project.env import env_bool, env_choice, env_float, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Values from the environment win over the file; ENV_FILE="" disables it.
+load_env_file(os.environ.get("ENV_FILE", str(BASE_DIR / ".env")))
 
 # --- Core -----------------------------------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
