@@ -139,8 +139,9 @@ REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
     "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
 )
 EXPIRY_INTERVAL_MINUTES = env_int("EXPIRY_INTERVAL_MINUTES", 60, minimum=1, maximum=100_000)
-# 0 = the calibrated candidate radius of the embedding model (judge calibration).
-COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.0, minimum=0.0, maximum=1.0)
+# Cosine-distance radius of compaction candidates; tighter than the store path's candidate radius
+# because it is applied to every pair of a whole scope (docs/OPERATIONS.md has the measurement).
+COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.45, minimum=0.01, maximum=1.0)
 COMPACTION_JUDGE = env_choice("COMPACTION_JUDGE", "offline", ("offline", "llm"))
 # Scopes up to this many rows compare every pair; larger ones use inverted lists (bench/compaction.py).
 COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 20_000, minimum=2, maximum=10_000_000)

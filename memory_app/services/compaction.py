@@ -89,7 +89,7 @@ def judge_tools(*, judge_name: str | None = None, radius: float | None = None) -
     from memory_app.judge.policy import decide
 
     calibration = load_calibration(embedding_model_name())
-    chosen = radius or settings.COMPACTION_RADIUS or float(calibration.candidate_radius)
+    chosen = radius or settings.COMPACTION_RADIUS
     return JudgeTools(
         judge=get_judge(judge_name or settings.COMPACTION_JUDGE),
         decide=decide,
