@@ -78,6 +78,16 @@ def env_float(
     return result
 
 
+def env_optional_float(
+    name: str, *, minimum: float | None = None, maximum: float | None = None
+) -> float | None:
+    """None when unset or empty (the caller then uses its own default, e.g. a calibration file)."""
+    value = _raw(name)
+    if value is None or value == "":
+        return None
+    return env_float(name, 0.0, minimum=minimum, maximum=maximum)
+
+
 def env_choice(name: str, default: str, choices: Iterable[str]) -> str:
     allowed = tuple(choices)
     value = env_str(name, default).lower()

@@ -8,6 +8,10 @@ from rest_framework.test import APIClient
 from memory_app.models import Tenant
 from memory_app.services.api_keys import api_key_issue
 from tests.factories import TenantFactory
+from tests.respx_httpx2 import install as install_respx_httpx2
+
+# respx must also see the OpenAI SDK's httpx2 transport (tests/respx_httpx2.py).
+install_respx_httpx2()
 
 
 @dataclass
