@@ -179,7 +179,12 @@ def run_size(total: int, seed: int, radius: float, reload: bool) -> dict[str, ob
         t0 = time.perf_counter()
         ids, vectors = scope_vectors(tenant=tenant, scope=scope)
         t1 = time.perf_counter()
-        pairs = find_pairs(vectors, radius=radius, exact_max_rows=settings.COMPACTION_EXACT_MAX_ROWS)
+        pairs = find_pairs(
+            vectors,
+            radius=radius,
+            exact_max_rows=settings.COMPACTION_EXACT_MAX_ROWS,
+            blas_threads=settings.COMPACTION_BLAS_THREADS or None,
+        )
         t2 = time.perf_counter()
         groups = cohesive_groups(
             pairs.left, pairs.right, pairs.distance, max_group_size=settings.COMPACTION_MAX_GROUP_SIZE

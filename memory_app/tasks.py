@@ -81,4 +81,4 @@ def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
     report = memories_expire(tenant=tenant)
     result = dataclasses.asdict(report) if dataclasses.is_dataclass(report) else {"report": str(report)}
     logger.info("expiry (tenant %s): %s", tenant_id or "all", result)
-    return {k: v for k, v in result.items() if isinstance(v, int | float | str | bool | None)}
+    return result

@@ -153,7 +153,10 @@ EXPIRY_INTERVAL_MINUTES = env_int("EXPIRY_INTERVAL_MINUTES", 60, minimum=1, maxi
 COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.45, minimum=0.01, maximum=1.0)
 COMPACTION_JUDGE = env_choice("COMPACTION_JUDGE", "offline", ("offline", "llm"))
 # Scopes up to this many rows compare every pair; larger ones use inverted lists (bench/compaction.py).
-COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 20_000, minimum=2, maximum=10_000_000)
+COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 5_000, minimum=2, maximum=10_000_000)
+# BLAS threads per compaction process (0 = the library default, all cores): 1 suits workers that
+# share the machine; a dedicated box gains from its core count.
+COMPACTION_BLAS_THREADS = env_int("COMPACTION_BLAS_THREADS", 1, minimum=0, maximum=256)
 COMPACTION_MAX_GROUP_SIZE = env_int("COMPACTION_MAX_GROUP_SIZE", 20, minimum=2, maximum=1000)
 # A job whose heartbeat is older than this is taken over by the next run (its worker died).
 MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 3600, minimum=60, maximum=864_000)

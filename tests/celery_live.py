@@ -43,7 +43,7 @@ def live_worker() -> Iterator[str]:
         task_always_eager=False,
         task_default_queue=RUN_QUEUE,
         task_routes={"memory.*": {"queue": RUN_QUEUE}},
-        result_backend=None,
+        result_backend=f"redis://{REDIS_HOST}:{REDIS_PORT}/0",  # keys are per task id: no clash
     )
     app.__dict__.pop("amqp", None)  # the router and queues are cached from the old configuration
     try:

@@ -67,3 +67,24 @@ def scripted_decide(judgements: list[Judgement], *, review_below: float) -> _Dec
 
 def scripted_tools(judge: ScriptedJudge, radius: float = 0.2) -> JudgeTools:
     return JudgeTools(judge=judge, decide=scripted_decide, review_below=0.6, radius=radius)
+
+
+FACT_TEMPLATES = (
+    ("User's BMI goal is {}", (23, 24, 25)),
+    ("User sleeps {} hours a night", (6, 7, 8)),
+    ("User drinks {} cups of coffee a day", (2, 3, 4)),
+    ("User's monthly rent is {} dollars", (1000, 1200, 1400)),
+    ("User runs {} km every week", (5, 10, 15)),
+)
+
+
+def put_updates(tenant: Tenant, *, user_id: str = "u1", facts: int = 5) -> list[list[Memory]]:
+    """Facts whose value changed twice, stored oldest first with real embeddings: the offline
+    judge calls each later value an update of the earlier ones."""
+    from memory_app.embeddings import embed_texts
+
+    chosen = FACT_TEMPLATES[:facts]
+    texts = [template.format(v) for template, values in chosen for v in values]
+    vectors = embed_texts(texts)
+    rows = [put(tenant, text, vector, user_id=user_id) for text, vector in zip(texts, vectors, strict=True)]
+    return [rows[i : i + 3] for i in range(0, len(rows), 3)]

@@ -113,12 +113,32 @@ def find_pairs(
     probe: int = 3,
     tile_elements: int = DEFAULT_TILE_ELEMENTS,
     seed: int = 0,
+    blas_threads: int | None = 1,
 ) -> CandidatePairs:
     """Pairs of rows whose cosine distance is at most `radius`.
 
     Exact (every pair computed) up to `exact_max_rows`; above, inverted lists of about `list_size`
-    rows with each row in its `probe` nearest lists.
+    rows with each row in its `probe` nearest lists. `blas_threads` caps BLAS threads (None: the
+    library's default): on a busy machine OpenBLAS threads spin against each other and one thread
+    per process was measured 2-3x faster than two (docs/PERFORMANCE.md).
     """
+    if blas_threads is None:
+        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, tile_elements, seed)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, tile_elements, seed)
+
+
+def _find_pairs(
+    vectors: np.ndarray,
+    radius: float,
+    exact_max_rows: int,
+    list_size: int,
+    probe: int,
+    tile_elements: int,
+    seed: int,
+) -> CandidatePairs:
     n = int(vectors.shape[0])
     if n < 2:
         return _empty(0, "exact")

@@ -263,7 +263,12 @@ def scope_compact(*, tenant: Tenant, scope: ScopeKey, tools: JudgeTools, mode: M
     report = ScopeReport(scope=scope)
     ids, vectors = scope_vectors(tenant=tenant, scope=scope)
     report.rows = int(ids.shape[0])
-    pairs = find_pairs(vectors, radius=tools.radius, exact_max_rows=settings.COMPACTION_EXACT_MAX_ROWS)
+    pairs = find_pairs(
+        vectors,
+        radius=tools.radius,
+        exact_max_rows=settings.COMPACTION_EXACT_MAX_ROWS,
+        blas_threads=settings.COMPACTION_BLAS_THREADS or None,
+    )
     report.pairs_examined, report.pairs, report.method = pairs.examined, len(pairs), pairs.method
     if len(pairs):
         involved = np.unique(np.concatenate([pairs.left, pairs.right]))
