@@ -2,7 +2,9 @@
 
 Geometry (cosine distance d = 1 - cos; the compaction radius r is 0.45 by default):
 - every scope has topics; a fact is its topic direction plus noise, so unrelated facts of one topic
-  sit at d ~ 0.7 and facts of different topics at d ~ 1;
+  sit at d ~ 0.8 (sd 0.05: never inside r by chance; distinct facts inside the radius, like
+  "espresso grinder" / "espresso machine", are the judge's job and measured by its evaluation)
+  and facts of different topics at d ~ 1;
 - a planted group is a fact plus 1-3 paraphrases at d 0.02-0.12 from it (pairwise < 0.25);
 - chain bait: for some planted facts a second fact B is placed at an angle of ~95 degrees along a
   direction u, with one paraphrase of each pointing towards the other. Then A~a' and B~b' are
@@ -69,7 +71,7 @@ def scope_data(
 
     def new_fact() -> np.ndarray:
         t = topics[rng.integers(len(topics))]
-        return _unit(0.65 * t + _unit(rng.standard_normal(DIM)))
+        return _unit(0.5 * t + _unit(rng.standard_normal(DIM)))
 
     while len(vectors) < rows:
         center = new_fact()
