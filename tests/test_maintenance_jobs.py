@@ -84,6 +84,17 @@ def test_scheduling_skips_a_tenant_whose_job_is_still_queued() -> None:
         maintenance_job_create(kind="nonsense", tenant=tenant)
 
 
+@pytest.mark.django_db
+def test_compaction_takes_the_same_scope_lock_as_the_store_path() -> None:
+    from memory_app.selectors.neighbours import Scope
+    from memory_app.services.store import scope_lock_key as store_key
+
+    tenant = TenantFactory()
+    for user_id, namespace, kind in (("u1", "default", "episodic"), ("", "kb", "semantic")):
+        ours = scope_lock_key(tenant_id=tenant.pk, user_id=user_id, namespace=namespace, kind=kind)
+        assert ours == store_key(tenant, Scope(user_id=user_id, namespace=namespace, kind=kind))
+
+
 def test_scope_lock_keys_are_stable_and_distinct_per_scope() -> None:
     key = scope_lock_key(tenant_id=1, user_id="u", namespace="default", kind="episodic")
     assert key == scope_lock_key(tenant_id=1, user_id="u", namespace="default", kind="episodic")

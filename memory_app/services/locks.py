@@ -14,8 +14,12 @@ from django.db import connection
 
 
 def scope_lock_key(*, tenant_id: int, user_id: str, namespace: str, kind: str) -> int:
-    """A stable signed 64-bit key (the type pg_advisory_xact_lock takes) for one scope."""
-    raw = "\x1f".join(("memory-scope", str(tenant_id), user_id, namespace, kind)).encode()
+    """A stable signed 64-bit key (the type pg_advisory_xact_lock takes) for one scope.
+
+    The same formula as `services.store.scope_lock_key` (tests/test_maintenance_jobs.py checks that
+    both give the same key), so the store path and compaction exclude each other.
+    """
+    raw = "\x1f".join((str(tenant_id), user_id, namespace, kind)).encode()
     return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big", signed=True)
 
 
