@@ -1,62 +1,71 @@
-"""Counts for `manage.py memory_stats`: rows by kind and status, models, lineage, review queue, jobs."""
+"""Counts for an agent or an operator: memories per kind and status, procedures, sessions, review."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
-from django.db.models import Count, Q
+from django.conf import settings
+from django.db.models import Count, F, FloatField, Sum
+from django.db.models.functions import Cast
 
-from memory_app.models import DuplicateCluster, MaintenanceJob, Memory, MemoryChange, ReindexVector, Tenant
+from memory_app.models import ConversationSession, DuplicateCluster, Memory, Procedure, SessionMessage, Tenant
+from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.models.review import ClusterStatus
+from memory_app.retrieval.procedural import procedure_confidence
 
 
-def memory_stats(*, tenant: Tenant, top_scopes: int = 5) -> dict[str, Any]:
+def stats_get(*, tenant: Tenant, user_id: str | None = None, session_id: str | None = None) -> dict[str, Any]:
     memories = Memory.objects.filter(tenant=tenant)
-    by_kind_status: dict[str, dict[str, int]] = {}
-    for kind, status, n in memories.values_list("kind", "status").annotate(n=Count("id")).order_by():
-        by_kind_status.setdefault(kind, {})[status] = n
-    models = dict(
-        memories.exclude(embedding_model="").values_list("embedding_model").annotate(n=Count("id")).order_by()
-    )
-    largest = (
-        memories.filter(status="active")
-        .values_list("user_id", "namespace", "kind")
-        .annotate(n=Count("id"))
-        .order_by("-n")[:top_scopes]
-    )
-    changes = MemoryChange.objects.filter(tenant=tenant).aggregate(
-        merges=Count("id", filter=Q(operation="merge")),
-        supersedes=Count("id", filter=Q(operation="supersede")),
-        undone=Count("id", filter=Q(undone_at__isnull=False)),
-    )
-    return {
-        "tenant": tenant.slug,
-        "memories": by_kind_status,
-        "total": sum(sum(v.values()) for v in by_kind_status.values()),
-        "without_embedding": memories.filter(embedding__isnull=True).count(),
-        "embedding_models": models,
-        "largest_scopes": [
-            {"user_id": u, "namespace": ns, "kind": k, "active": n} for u, ns, k, n in largest
-        ],
-        "changes": changes,
-        "review_pending": DuplicateCluster.objects.filter(
-            tenant=tenant, status=ClusterStatus.PENDING
-        ).count(),
-        "reindex_vectors_built": ReindexVector.objects.filter(memory__tenant=tenant).count(),
-        "jobs": [
-            {"id": j.pk, "kind": j.kind, "status": j.status, "created_at": j.created_at.isoformat()}
-            for j in MaintenanceJob.objects.filter(tenant=tenant).order_by("-created_at")[:5]
-        ],
+    procedures = Procedure.objects.filter(tenant=tenant)
+    sessions = ConversationSession.objects.filter(tenant=tenant)
+    clusters = DuplicateCluster.objects.filter(tenant=tenant, status=ClusterStatus.PENDING)
+    if user_id is not None:
+        memories = memories.filter(user_id=user_id)
+        procedures = procedures.filter(user_id=user_id)
+        sessions = sessions.filter(user_id=user_id)
+        clusters = clusters.filter(user_id=user_id)
+    if session_id is not None:
+        memories = memories.filter(session_id=session_id)
+        sessions = sessions.filter(session_id=session_id)
+
+    per_kind: dict[str, dict[str, int]] = {
+        kind: {status: 0 for status in MemoryStatus.values} for kind in MemoryKind.values
     }
+    for row in memories.values("kind", "status").annotate(n=Count("id")):
+        per_kind[row["kind"]][row["status"]] = row["n"]
+    knowledge_base = Memory.objects.filter(
+        tenant=tenant, kind=MemoryKind.SEMANTIC, user_id="", status=MemoryStatus.ACTIVE
+    ).count()
 
-
-def storage_stats() -> dict[str, int]:
-    """Store-wide sizes (bytes) of the memory table and its indexes."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_total_relation_size(%s::regclass), pg_indexes_size(%s::regclass)",
-            [Memory._meta.db_table, Memory._meta.db_table],
-        )
-        total, indexes = cursor.fetchone()
-    return {"memory_table_total_bytes": int(total), "memory_indexes_bytes": int(indexes)}
+    proc = procedures.aggregate(
+        total=Count("id"),
+        executions=Sum("execution_count"),
+        # weighted by runs: the average score over every recorded run
+        score_runs=Sum(F("avg_success_score") * Cast("execution_count", FloatField())),
+    )
+    executions = proc["executions"] or 0
+    threshold = settings.PROCEDURE_RECOMMEND_THRESHOLD
+    recommended = sum(
+        1
+        for score, count in procedures.values_list("avg_success_score", "execution_count")
+        if procedure_confidence(score, count, settings.PROCEDURE_CONFIDENCE_DIVISOR) >= threshold
+    )
+    short = sessions.aggregate(total=Count("id"), trimmed=Sum("trimmed_count"), tokens=Sum("token_count"))
+    return {
+        "scope": {"user_id": user_id, "session_id": session_id},
+        "memories": {kind: {**counts, "total": sum(counts.values())} for kind, counts in per_kind.items()},
+        "knowledge_base": {"active_facts": knowledge_base},
+        "procedural": {
+            "procedures": proc["total"],
+            "executions": executions,
+            "avg_success_score": round(proc["score_runs"] / executions, 4) if executions else None,
+            "recommended": recommended,
+        },
+        "short_term": {
+            "sessions": short["total"],
+            "messages": SessionMessage.objects.filter(session__in=sessions).count(),
+            "tokens": short["tokens"] or 0,
+            "trimmed_messages": short["trimmed"] or 0,
+        },
+        "review_backlog": clusters.count(),
+    }
