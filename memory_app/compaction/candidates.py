@@ -4,8 +4,9 @@ Measured on this stack (docs/PERFORMANCE.md, bench/compaction.py): reading a sco
 multiplying blocks in numpy finds every pair far faster than per-row k-NN queries in SQL. Up to
 `exact_max_rows` rows every pair is computed (exact). Above that the quadratic cost dominates (a
 100 k scope is 5e9 pairs), so the rows are partitioned by spherical k-means into lists of a few
-hundred rows, every row goes into its `probe` nearest lists, and pairs are computed within each
-list: near duplicates share a nearest centroid, so recall stays near 1 at a few percent of the cost.
+hundred rows, every row goes into its nearest lists (up to `probe`, within a similarity margin of
+its nearest), and pairs are computed within each list: near duplicates share a list, so recall
+stays near 1 at a few percent of the cost.
 Memory is bounded by the tile size, never by n x n.
 """
 
@@ -71,16 +72,23 @@ def _pairs_within(x: np.ndarray, threshold: float, tile_elements: int) -> tuple[
     )
 
 
-def _assign(x: np.ndarray, centroids: np.ndarray, top: int, tile_elements: int) -> np.ndarray:
-    """Indexes of each row's `top` most similar centroids (n x top)."""
+def _assign(
+    x: np.ndarray, centroids: np.ndarray, top: int, tile_elements: int, margin: float | None = None
+) -> np.ndarray:
+    """Indexes of each row's `top` most similar centroids (n x top). With `margin`, a centroid less
+    similar than the row's best minus the margin is replaced by -1 (the row is not put there)."""
     rows = max(1, tile_elements // max(1, centroids.shape[0]))
     out = np.empty((x.shape[0], top), dtype=np.int64)
     for i0 in range(0, x.shape[0], rows):
         s = x[i0 : i0 + rows] @ centroids.T
         if top == 1:
             out[i0 : i0 + rows, 0] = np.argmax(s, axis=1)
-        else:
-            out[i0 : i0 + rows] = np.argpartition(-s, top - 1, axis=1)[:, :top]
+            continue
+        idx = np.argpartition(-s, top - 1, axis=1)[:, :top]
+        if margin is not None:
+            sims = np.take_along_axis(s, idx, axis=1)
+            idx = np.where(sims >= sims.max(axis=1, keepdims=True) - margin, idx, -1)
+        out[i0 : i0 + rows] = idx
     return out
 
 
@@ -109,8 +117,9 @@ def find_pairs(
     *,
     radius: float,
     exact_max_rows: int = 20_000,
-    list_size: int = 256,
-    probe: int = 3,
+    list_size: int = 128,
+    probe: int = 6,
+    margin: float = 0.12,
     tile_elements: int = DEFAULT_TILE_ELEMENTS,
     seed: int = 0,
     blas_threads: int | None = 1,
@@ -118,16 +127,18 @@ def find_pairs(
     """Pairs of rows whose cosine distance is at most `radius`.
 
     Exact (every pair computed) up to `exact_max_rows`; above, inverted lists of about `list_size`
-    rows with each row in its `probe` nearest lists. `blas_threads` caps BLAS threads (None: the
+    rows; each row goes into its `probe` nearest lists whose centroid is at most `margin` less similar
+    than its nearest (rows deep inside a list stay in one, rows near a border go into several).
+    `blas_threads` caps BLAS threads (None: the
     library's default): on a busy machine OpenBLAS threads spin against each other and one thread
     per process was measured 2-3x faster than two (docs/PERFORMANCE.md).
     """
     if blas_threads is None:
-        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, tile_elements, seed)
+        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, margin, tile_elements, seed)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=blas_threads, user_api="blas"):
-        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, tile_elements, seed)
+        return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, margin, tile_elements, seed)
 
 
 def _find_pairs(
@@ -136,6 +147,7 @@ def _find_pairs(
     exact_max_rows: int,
     list_size: int,
     probe: int,
+    margin: float,
     tile_elements: int,
     seed: int,
 ) -> CandidatePairs:
@@ -151,9 +163,11 @@ def _find_pairs(
     k = max(2, n // list_size)
     probe = min(probe, k)
     centroids = spherical_kmeans(x, k, seed=seed, tile=tile_elements)
-    lists = _assign(x, centroids, probe, tile_elements)
+    lists = _assign(x, centroids, probe, tile_elements, margin)
     flat_rows = np.repeat(np.arange(n, dtype=np.int64), probe)
     flat_lists = lists.reshape(-1)
+    placed = flat_lists >= 0
+    flat_rows, flat_lists = flat_rows[placed], flat_lists[placed]
     order = np.argsort(flat_lists, kind="stable")
     members_sorted = flat_rows[order]
     bounds = np.searchsorted(flat_lists[order], np.arange(k + 1))
