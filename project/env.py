@@ -11,6 +11,23 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def load_env_file(path: str) -> None:
+    """Read KEY=VALUE lines into os.environ without overriding what the environment already says.
+
+    `bin/serve` writes such a file (git-ignored `.env`, with a generated SECRET_KEY) so management
+    commands run later in a plain shell see the same settings as the server.
+    """
+    if not path or not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, _, value = line.partition("=")
+            os.environ.setdefault(key.strip(), value.strip().strip("'\""))
+
+
 def _raw(name: str) -> str | None:
     value = os.environ.get(name)
     return None if value is None else value.strip()
@@ -59,6 +76,16 @@ def env_float(
             raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from exc
     _check_range(name, result, minimum, maximum)
     return result
+
+
+def env_optional_float(
+    name: str, *, minimum: float | None = None, maximum: float | None = None
+) -> float | None:
+    """None when unset or empty (the caller then uses its own default, e.g. a calibration file)."""
+    value = _raw(name)
+    if value is None or value == "":
+        return None
+    return env_float(name, 0.0, minimum=minimum, maximum=maximum)
 
 
 def env_choice(name: str, default: str, choices: Iterable[str]) -> str:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
 from project.database import database_config
-from project.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from project.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_optional_float,
+    env_str,
+    load_env_file,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Values from the environment win over the file; ENV_FILE="" disables it.
+load_env_file(os.environ.get("ENV_FILE", str(BASE_DIR / ".env")))
 
 # --- Core -----------------------------------------------------------------------------------
 DEBUG = env_bool("DEBUG", False)
@@ -137,6 +149,15 @@ LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
 
+# --- Deduplication judge (judge area) -------------------------------------------------------
+# Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
+DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
+# Unset: the values fitted per embedding model in memory_app/judge/calibration/<model>.json.
+DEDUP_CANDIDATE_RADIUS = env_optional_float("DEDUP_CANDIDATE_RADIUS", minimum=0.0, maximum=2.0)
+DEDUP_REVIEW_BELOW = env_optional_float("DEDUP_REVIEW_BELOW", minimum=0.0, maximum=1.0)
+# One LLM judge call covers all candidates of a new memory; on timeout the offline judge answers.
+DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum=1.0, maximum=300.0)
+
 # --- Memory defaults ------------------------------------------------------------------------
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
@@ -159,6 +180,45 @@ SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
 )
 # maintenance_work_mem of a partial index build (the graph of 100 k rows needs ~200 MB to build fast).
 SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
+
+# --- Store (write path and store-time dedup; services/store.py) ---------------------------------
+# The judge and the candidate radius default to the judge area's settings and calibration; an
+# AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
+STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
+STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
+# Scopes up to this many active rows are searched exactly through memory_scope_idx; larger ones by HNSW.
+STORE_EXACT_SCOPE_MAX = env_int("STORE_EXACT_SCOPE_MAX", 2000, minimum=0, maximum=10_000_000)
+STORE_HNSW_EF_SEARCH = env_int("STORE_HNSW_EF_SEARCH", 80, minimum=10, maximum=1000)
+STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
+# Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
+MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
+
+# --- Kinds: short-term sessions, procedures, extraction, forgetting (issue 6) ---------------------
+# A session is trimmed when messages + summary pass SESSION_TRIM_AT of the context window, down to
+# SESSION_TRIM_TO (hysteresis, so an LLM summary is not asked for on every append).
+SESSION_CONTEXT_WINDOW_TOKENS = env_int(
+    "SESSION_CONTEXT_WINDOW_TOKENS", 24_000, minimum=100, maximum=10_000_000
+)
+SESSION_TRIM_AT = env_float("SESSION_TRIM_AT", 0.8, minimum=0.05, maximum=1.0)
+SESSION_TRIM_TO = env_float("SESSION_TRIM_TO", 0.6, minimum=0.01, maximum=1.0)
+if SESSION_TRIM_TO > SESSION_TRIM_AT:
+    raise ImproperlyConfigured("SESSION_TRIM_TO must be <= SESSION_TRIM_AT")
+SESSION_SUMMARY_MAX_TOKENS = env_int("SESSION_SUMMARY_MAX_TOKENS", 500, minimum=0, maximum=100_000)
+PROCEDURE_CONFIDENCE_DIVISOR = env_float("PROCEDURE_CONFIDENCE_DIVISOR", 10.0, minimum=0.1, maximum=1e6)
+PROCEDURE_RECOMMEND_THRESHOLD = env_float("PROCEDURE_RECOMMEND_THRESHOLD", 0.7, minimum=0.0, maximum=1.0)
+# Cosine distance within which the nearest stored pattern counts as the same kind of query.
+PROCEDURE_MATCH_MAX_DISTANCE = env_float("PROCEDURE_MATCH_MAX_DISTANCE", 0.25, minimum=0.0, maximum=2.0)
+EXTRACTION_MODE = env_choice("EXTRACTION_MODE", "auto", ("auto", "llm", "rules"))
+# Forgetting: days without use after which a memory expires (0 = never); pinned rows never expire.
+MEMORY_TTL_DAYS_EPISODIC = env_int("MEMORY_TTL_DAYS_EPISODIC", 213, minimum=0, maximum=100_000)
+MEMORY_TTL_DAYS_SEMANTIC = env_int("MEMORY_TTL_DAYS_SEMANTIC", 213, minimum=0, maximum=100_000)
+MEMORY_TTL_DAYS_PROCEDURAL = env_int("MEMORY_TTL_DAYS_PROCEDURAL", 213, minimum=0, maximum=100_000)
+MEMORY_TTL_DAYS_SHORT_TERM = env_int("MEMORY_TTL_DAYS_SHORT_TERM", 213, minimum=0, maximum=100_000)
+# Keep at most N active episodic memories per user (0 = no cap), ranked by recency and usefulness.
+MEMORY_KEEP_TOP_N = env_int("MEMORY_KEEP_TOP_N", 0, minimum=0, maximum=10_000_000)
+MEMORY_RETENTION_HALF_LIFE_DAYS = env_float("MEMORY_RETENTION_HALF_LIFE_DAYS", 30.0, minimum=0.1, maximum=1e5)
+# Expired memories are soft-deleted first (status deleted) and purged, text and lineage, after this.
+MEMORY_EXPIRY_GRACE_DAYS = env_int("MEMORY_EXPIRY_GRACE_DAYS", 30, minimum=0, maximum=100_000)
 
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()

@@ -2,6 +2,7 @@
 
 import os
 
+os.environ.setdefault("ENV_FILE", "")  # a developer's .env must not change the tests
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("LOG_LEVEL", "warning")
 

@@ -37,7 +37,12 @@ def test_settings_refuse_to_start_without_secret_key_outside_debug():
 
     result = subprocess.run(
         [sys.executable, "-c", "import django; from django.conf import settings; settings.DEBUG"],
-        env={"DJANGO_SETTINGS_MODULE": "project.settings", "DEBUG": "false", "PATH": "/usr/bin:/bin"},
+        env={
+            "DJANGO_SETTINGS_MODULE": "project.settings",
+            "DEBUG": "false",
+            "ENV_FILE": "",
+            "PATH": "/usr/bin:/bin",
+        },
         capture_output=True,
         text=True,
         timeout=60,
@@ -77,3 +82,15 @@ def test_an_unreachable_database_url_names_the_variable():
     config = {"NAME": "x", "USER": "postgres", "HOST": "127.0.0.1", "PORT": "1"}
     with pytest.raises(ImproperlyConfigured, match="DATABASE_URL: cannot connect"):
         verify_pgvector(config)
+
+
+def test_env_file_fills_missing_variables_without_overriding_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / ".env"
+    path.write_text("# comment\nMEMORY_TEST_A=from-file\nMEMORY_TEST_B='quoted'\n")
+    monkeypatch.setenv("MEMORY_TEST_A", "from-env")
+    monkeypatch.delenv("MEMORY_TEST_B", raising=False)
+    env.load_env_file(str(path))
+    import os
+
+    assert os.environ["MEMORY_TEST_A"] == "from-env"
+    assert os.environ.pop("MEMORY_TEST_B") == "quoted"

@@ -1,5 +1,24 @@
 """Relation judges: given a new memory and its nearest stored neighbours, say how they relate."""
 
-from memory_app.judge.base import JudgeItem, Judgement, Relation, RelationJudge
+from __future__ import annotations
 
-__all__ = ["JudgeItem", "Judgement", "Relation", "RelationJudge"]
+from memory_app.judge.base import JudgeItem, Judgement, Relation, RelationJudge
+from memory_app.judge.merge import merge_text
+
+__all__ = ["JudgeItem", "Judgement", "Relation", "RelationJudge", "get_judge", "merge_text"]
+
+
+def get_judge(name: str | None = None) -> RelationJudge:
+    """`offline` (default, no network) or `llm` (falls back to offline by itself on any failure)."""
+    from django.conf import settings
+
+    chosen = (name or getattr(settings, "DEDUP_JUDGE", "offline")).lower()
+    if chosen == "offline":
+        from memory_app.judge.offline import OfflineJudge
+
+        return OfflineJudge()
+    if chosen == "llm":
+        from memory_app.judge.llm import LLMJudge
+
+        return LLMJudge()
+    raise ValueError(f"unknown judge {name!r}; expected 'offline' or 'llm'")

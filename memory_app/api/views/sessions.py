@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_app.api.auth import tenant_of
+from memory_app.api.serializers import ErrorSerializer
+from memory_app.models import ConversationSession, SessionMessage
+from memory_app.models.shortterm import MessageRole
+from memory_app.selectors.sessions import session_get, session_messages
+from memory_app.services.sessions import MessageInput, session_append, session_delete
+
+MAX_MESSAGES_PER_CALL = 200
+
+
+class MessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=MessageRole.choices)
+    content = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
+    created_at = serializers.DateTimeField(required=False)
+
+
+class MessageOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SessionMessage
+        fields = ["position", "role", "content", "token_count", "created_at"]
+        read_only_fields = fields
+
+
+class SessionOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ConversationSession
+        fields = [
+            "session_id",
+            "user_id",
+            "agent_id",
+            "summary",
+            "trimmed_count",
+            "token_count",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class SessionMessagesApi(APIView):
+    """`POST /api/v1/sessions/{session_id}/messages`: append one message or many (oldest first)."""
+
+    class InputSerializer(serializers.Serializer):
+        messages = MessageSerializer(many=True, required=False)
+        role = serializers.ChoiceField(choices=MessageRole.choices, required=False)
+        content = serializers.CharField(trim_whitespace=False, required=False, max_length=1_000_000)
+        user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+        agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+
+        def validate(self, attrs: dict) -> dict:
+            many = attrs.get("messages")
+            one = "role" in attrs or "content" in attrs
+            if many is not None and one:
+                raise serializers.ValidationError("Give either `messages` or `role` and `content`.")
+            if many is None:
+                if not ("role" in attrs and "content" in attrs):
+                    raise serializers.ValidationError("Give `messages` or both `role` and `content`.")
+                many = [{"role": attrs["role"], "content": attrs["content"]}]
+            if not many:
+                raise serializers.ValidationError({"messages": ["Give at least one message."]})
+            if len(many) > MAX_MESSAGES_PER_CALL:
+                raise serializers.ValidationError({"messages": [f"At most {MAX_MESSAGES_PER_CALL}."]})
+            attrs["messages"] = many
+            return attrs
+
+    class OutputSerializer(serializers.Serializer):
+        session = SessionOutputSerializer()
+        appended = MessageOutputSerializer(many=True)
+        trimmed_now = serializers.IntegerField()
+        summarized = serializers.BooleanField()
+
+    @extend_schema(
+        request=InputSerializer,
+        responses={201: OutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        result = session_append(
+            tenant=tenant_of(request),
+            session_id=session_id,
+            messages=[MessageInput(**m) for m in v["messages"]],
+            user_id=v["user_id"],
+            agent_id=v["agent_id"],
+        )
+        return Response(self.OutputSerializer(result).data, status=201)
+
+
+class SessionDetailApi(APIView):
+    """`GET /api/v1/sessions/{session_id}` (messages newest last) and `DELETE` (hard delete)."""
+
+    class GetParams(serializers.Serializer):
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
+
+    class GetOutput(serializers.Serializer):
+        session = SessionOutputSerializer()
+        messages = MessageOutputSerializer(many=True)
+
+    class DeleteParams(serializers.Serializer):
+        memories = serializers.BooleanField(
+            required=False, default=False, help_text="also forget long-term memories stored from it"
+        )
+
+    class DeleteOutput(serializers.Serializer):
+        deleted = serializers.DictField(child=serializers.IntegerField())
+
+    @extend_schema(parameters=[GetParams], responses={200: GetOutput, 404: ErrorSerializer})
+    def get(self, request: Request, session_id: str) -> Response:
+        params = self.GetParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        session = session_get(tenant=tenant_of(request), session_id=session_id)
+        messages = session_messages(session=session, limit=params.validated_data.get("limit"))
+        return Response(self.GetOutput({"session": session, "messages": messages}).data)
+
+    @extend_schema(parameters=[DeleteParams], responses={200: DeleteOutput, 404: ErrorSerializer})
+    def delete(self, request: Request, session_id: str) -> Response:
+        params = self.DeleteParams(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        counts = session_delete(
+            tenant=tenant_of(request), session_id=session_id, memories=params.validated_data["memories"]
+        )
+        return Response(self.DeleteOutput({"deleted": counts}).data)

@@ -1,0 +1,87 @@
+"""The offline judge: rules for the unmistakable patterns, a small fitted model for paraphrase.
+
+Order matters and every rule errs toward review: a changed number, a flipped polarity or another
+person can at most queue a pair as a possible duplicate, never merge it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from memory_app.judge.base import JudgeItem, Judgement
+from memory_app.judge.calibration import Calibration, load_calibration
+from memory_app.judge.features import PairFacts, cosine_distance, pair_facts
+from memory_app.text import normalize_text
+
+# Confidence the rules give their own verdicts; review_below decides what acts on them.
+SURE = 0.97
+LIKELY = 0.75
+
+
+def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
+    """The fitted logistic model's P(duplicate | not refine) for one pair."""
+    if not cal.coef:
+        return 0.0
+    x = facts.vector(cal.default_distance)
+    z = (x - np.asarray(cal.mean)) / np.asarray(cal.scale)
+    score = float(z @ np.asarray(cal.coef) + cal.intercept)
+    return 1.0 / (1.0 + math.exp(-score))
+
+
+def vetoed(facts: PairFacts) -> str:
+    """Why this pair must not be merged without a human, or '' when nothing forbids it."""
+    if facts.number_conflict:
+        return "numbers differ"
+    if facts.polarity_flip:
+        return "polarity flipped"
+    if facts.person_change or facts.possessor_change:
+        return "about another person"
+    if facts.change_marker:
+        return "states a change"
+    return ""
+
+
+def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement:
+    if normalize_text(old) == normalize_text(new):
+        return Judgement("duplicate", 1.0, reason="same normalised text")
+    facts = pair_facts(old, new, distance)
+    veto = vetoed(facts)
+    other_subject = facts.person_change or facts.possessor_change
+    # A changed value in the same frame (same words, a different number or a stated change).
+    if not other_subject and facts.jaccard >= 0.5 and (facts.number_conflict or facts.change_marker):
+        confidence = SURE if facts.jaccard >= 0.75 and not facts.only_old - facts.only_new else LIKELY
+        return Judgement("update", confidence, reason=veto)
+    if facts.new_contains_old and not veto and not facts.name_swap:
+        return Judgement("refine", SURE if distance is not None else LIKELY, reason="adds detail")
+    p = duplicate_probability(facts, cal)
+    if distance is None:
+        # Without vectors the model lacks its strongest input: never act on it, at most review.
+        p = min(p, cal.review_below - 1e-6)
+    if veto:
+        p = min(p, cal.review_below - 1e-6)
+        if facts.slot_swap and not other_subject:
+            return Judgement("update", max(p, 0.5), reason=f"one slot changed; {veto}")
+    if p >= cal.review_floor:
+        return Judgement("duplicate", p, reason=veto or "paraphrase model")
+    return Judgement("distinct", 1.0 - p, reason=veto or "paraphrase model")
+
+
+class OfflineJudge:
+    name = "offline"
+
+    def __init__(self, calibration: Calibration | None = None) -> None:
+        self._calibration = calibration
+
+    @property
+    def calibration(self) -> Calibration:
+        if self._calibration is None:
+            self._calibration = load_calibration()
+        return self._calibration
+
+    def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
+        cal = self.calibration
+        return [
+            judge_pair(c.text, new.text, cosine_distance(new.embedding, c.embedding), cal) for c in candidates
+        ]

@@ -1,0 +1,49 @@
+"""From judgements to one action for the write path: merge, supersede, store or review."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memory_app.judge.base import Judgement
+
+Action = Literal["merge", "supersede", "store", "review"]
+
+_ACTION_OF = {"duplicate": "merge", "refine": "merge", "update": "supersede"}
+
+# A judge that says "distinct" but with less than even confidence is itself unsure: a human decides.
+DISTINCT_SURE = 0.5
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    index: int | None = None
+    judgement: Judgement | None = None
+
+
+def decide(judgements: list[Judgement], *, review_below: float) -> Decision:
+    """Act on the most confident actionable judgement; otherwise review the most confident doubt.
+
+    Errors fall toward review, never toward merge: any non-distinct judgement under `review_below`
+    can only queue the pair.
+    """
+    actionable: list[tuple[float, int]] = []
+    doubtful: list[tuple[float, int]] = []
+    for index, judgement in enumerate(judgements):
+        if judgement.relation == "distinct":
+            if judgement.confidence < DISTINCT_SURE:
+                doubtful.append((1.0 - judgement.confidence, index))
+            continue
+        if judgement.confidence >= review_below:
+            actionable.append((judgement.confidence, index))
+        else:
+            doubtful.append((judgement.confidence, index))
+    if actionable:
+        # Highest confidence wins; on a tie the nearer candidate (lower index) does.
+        _, index = max(actionable, key=lambda item: (item[0], -item[1]))
+        return Decision(_ACTION_OF[judgements[index].relation], index, judgements[index])  # type: ignore[arg-type]
+    if doubtful:
+        _, index = max(doubtful, key=lambda item: (item[0], -item[1]))
+        return Decision("review", index, judgements[index])
+    return Decision("store", None, None)

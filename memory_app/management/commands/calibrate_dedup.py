@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.judge import fitting
+from memory_app.judge.calibration import calibration_path, calibration_to_dict, clear_calibration_cache
+
+
+class Command(BaseCommand):
+    help = (
+        "Fit the offline relation judge on labeled pairs for the current embedding model, save it under "
+        "memory_app/judge/calibration/, and print the precision/recall trade-off and cross-validated figures."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--pairs", required=True, help="JSONL with existing, new, label")
+        parser.add_argument("--cv-repeats", type=int, default=10, help="repeats of 5-fold CV (0: none)")
+        parser.add_argument("--output", help="where to write the JSON (default: the committed file)")
+        parser.add_argument("--dry-run", action="store_true", help="fit and report without writing")
+        parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["pairs"])
+        if not path.exists():
+            raise CommandError(f"pairs file not found: {path}")
+        try:
+            pairs = fitting.load_pairs(path)
+        except (ValueError, KeyError) as exc:
+            raise CommandError(f"bad pairs file: {exc}") from exc
+        model = embedding_model_name()
+        existing = embed_texts([p["existing"] for p in pairs])
+        new = embed_texts([p["new"] for p in pairs])
+        distances = 1.0 - np.einsum("ij,ij->i", existing, new).astype(np.float64)
+
+        cal = fitting.fit_calibration(pairs, distances, model=model)
+        labels = [p["label"] for p in pairs]
+        self.stdout.write(
+            f"{len(pairs)} pairs, model {model}: radius {cal.candidate_radius}, "
+            f"review_floor {cal.review_floor:.3f}, review_below {cal.review_below}"
+        )
+        self.stdout.write("trade-off on all pairs (in-sample) as review_below moves:")
+        self.stdout.write("  review_below  false_merge  dup_merged  dup_handled  review_rate")
+        for threshold in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99):
+            trial = replace(cal, review_below=threshold)
+            m = fitting.metrics(labels, fitting.simulate(pairs, distances, trial))
+            self.stdout.write(
+                f"  {threshold:12.2f}  {m['false_merge_rate']:11.3f}  {m['duplicate_merge_rate']:10.3f}"
+                f"  {m['duplicate_handled_rate']:11.3f}  {m['review_rate']:11.3f}"
+            )
+        full = fitting.metrics(labels, fitting.simulate(pairs, distances, cal))
+        cv: dict[str, Any] | None = None
+        if options["cv_repeats"] > 0:
+            cv = fitting.cross_validate(pairs, distances, model=model, repeats=options["cv_repeats"])
+            self.stdout.write(
+                f"cross-validated (5-fold x {options['cv_repeats']}): "
+                f"false_merge {cv['false_merge_rate']:.4f}, "
+                f"wrong_supersede {cv['wrong_supersede_rate']:.4f}, "
+                f"dup_merged {cv['duplicate_merge_rate']:.4f}, "
+                f"dup_handled {cv['duplicate_handled_rate']:.4f}, review {cv['review_rate']:.4f}"
+            )
+        cal = replace(
+            cal,
+            meta={
+                "pairs_file": path.name,
+                "pairs_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                "pairs": len(pairs),
+                "fitted_by": "manage.py calibrate_dedup",
+                "in_sample": {k: v for k, v in full.items() if k != "confusion"},
+                "cross_validated": None if cv is None else {k: v for k, v in cv.items() if k != "confusion"},
+            },
+        )
+        if not options["dry_run"]:
+            out = Path(options["output"]) if options.get("output") else calibration_path(model)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(calibration_to_dict(cal), indent=2) + "\n")
+            clear_calibration_cache()
+            self.stdout.write(f"wrote {out}")
+        if options["json"]:
+            summary = {"calibration": calibration_to_dict(cal), "in_sample": full, "cv": cv}
+            self.stdout.write(json.dumps(summary))

@@ -1,0 +1,70 @@
+"""Procedural memory reads: the suggestion for a query (exact pattern, then nearest pattern)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from pgvector.django import CosineDistance
+
+from memory_app.models import Procedure, Tenant
+from memory_app.retrieval.procedural import is_recommended, procedure_confidence
+from memory_app.text import normalize_text, normalized_hash
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    procedure: Procedure | None
+    match: str  # "exact" | "similar" | "none"
+    distance: float | None
+    confidence: float
+    recommended: bool
+
+
+def confidence_of(proc: Procedure) -> float:
+    return procedure_confidence(
+        proc.avg_success_score, proc.execution_count, settings.PROCEDURE_CONFIDENCE_DIVISOR
+    )
+
+
+def _suggestion(proc: Procedure, match: str, distance: float | None) -> Suggestion:
+    confidence = confidence_of(proc)
+    return Suggestion(
+        procedure=proc,
+        match=match,
+        distance=distance,
+        confidence=confidence,
+        recommended=is_recommended(confidence, settings.PROCEDURE_RECOMMEND_THRESHOLD),
+    )
+
+
+def procedure_suggest(
+    *, tenant: Tenant, query: str, user_id: str = "", max_distance: float | None = None
+) -> Suggestion:
+    """The exact pattern of `query` if recorded; else the nearest recorded pattern of this tenant and
+    user within `max_distance` (cosine; PROCEDURE_MATCH_MAX_DISTANCE by default)."""
+    none = Suggestion(procedure=None, match="none", distance=None, confidence=0.0, recommended=False)
+    if not normalize_text(query):
+        return none
+    scope = Procedure.objects.filter(tenant=tenant, user_id=user_id)
+    exact = scope.defer("pattern_embedding").filter(pattern_hash=normalized_hash(query)).first()
+    if exact is not None:
+        return _suggestion(exact, "exact", 0.0)
+    if not scope.filter(pattern_embedding__isnull=False).exists():
+        return none
+    from memory_app.embeddings import embed_text
+
+    limit = settings.PROCEDURE_MATCH_MAX_DISTANCE if max_distance is None else max_distance
+    vector = embed_text(normalize_text(query))
+    # A user's procedures are few: exact distance over the scope's rows (no approximate index).
+    # The threshold is applied after the LIMIT, never inside it.
+    nearest = (
+        scope.filter(pattern_embedding__isnull=False)
+        .defer("pattern_embedding")
+        .annotate(distance=CosineDistance("pattern_embedding", vector))
+        .order_by("distance", "pk")
+        .first()
+    )
+    if nearest is None or nearest.distance > limit:
+        return none
+    return _suggestion(nearest, "similar", float(nearest.distance))

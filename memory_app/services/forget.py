@@ -1,0 +1,121 @@
+"""Deletion that really forgets: rows are hard-deleted with every record that holds their text.
+
+What holds a memory's text besides its row: the rows it superseded or that were merged into it
+(status superseded, `superseded_by` → it), `MemoryChangeSource.snapshot` (a JSON copy of a source
+row), `MemoryChange.reason` and `DuplicateCluster.reason` (a judge may quote the text) and the admin
+log (`object_repr` is the first 80 characters). All of those go. The embedding cache is shared by
+every tenant and user and keyed by hashes: it holds vectors and SHA-256 digests, never text, so it is
+left alone (docs/ARCHITECTURE.md, "Forgetting").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+
+from memory_app.models import (
+    ClusterMember,
+    ConversationSession,
+    DuplicateCluster,
+    Memory,
+    MemoryChange,
+    MemoryChangeSource,
+    Procedure,
+    SessionMessage,
+    Tenant,
+)
+
+
+def admin_log_forget(model: type[models.Model], ids: Iterable[int]) -> int:
+    """Admin log rows about these objects quote their text in `object_repr` and `change_message`."""
+    keys = [str(i) for i in ids]
+    if not keys:
+        return 0
+    content_types = [ContentType.objects.get_for_model(model, for_concrete_model=False)]
+    if model._meta.proxy or model is Memory:
+        content_types += [
+            ContentType.objects.get_for_model(m, for_concrete_model=False)
+            for m in (Memory, *Memory.__subclasses__())
+        ]
+    return LogEntry.objects.filter(content_type__in=content_types, object_id__in=keys).delete()[0]
+
+
+def _with_predecessors(tenant: Tenant, ids: set[int]) -> set[int]:
+    """`ids` plus every row that was superseded by or merged into one of them, transitively."""
+    frontier = set(ids)
+    while frontier:
+        older = set(
+            Memory.objects.filter(tenant=tenant, superseded_by__in=frontier)
+            .exclude(pk__in=ids)
+            .values_list("pk", flat=True)
+        )
+        ids |= older
+        frontier = older
+    return ids
+
+
+@transaction.atomic
+def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
+    """Hard-delete memories, their predecessors and every lineage or review record naming them."""
+    ids = set(Memory.objects.filter(tenant=tenant, pk__in=list(memory_ids)).values_list("pk", flat=True))
+    if not ids:
+        return 0
+    ids = _with_predecessors(tenant, ids)
+    # A change that consumed or produced one of them keeps its reason text: the whole change goes.
+    change_ids = set(
+        MemoryChangeSource.objects.filter(memory__in=ids).values_list("change_id", flat=True)
+    ) | set(MemoryChange.objects.filter(tenant=tenant, result__in=ids).values_list("pk", flat=True))
+    MemoryChange.objects.filter(tenant=tenant, pk__in=change_ids).delete()
+    cluster_ids = set(ClusterMember.objects.filter(memory__in=ids).values_list("cluster_id", flat=True))
+    DuplicateCluster.objects.filter(tenant=tenant, pk__in=cluster_ids).delete()
+    admin_log_forget(Memory, ids)
+    # Break superseded_by links inside the set first so the delete needs no per-row SET NULL.
+    Memory.objects.filter(pk__in=ids).update(superseded_by=None)
+    Memory.objects.filter(superseded_by__in=ids).update(superseded_by=None)
+    deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=ids).delete()
+    return len(ids) if deleted else 0
+
+
+@transaction.atomic
+def user_memories_delete(
+    *,
+    tenant: Tenant,
+    user_id: str,
+    episodic: bool = True,
+    semantic: bool = True,
+    procedural: bool = True,
+    short_term: bool = True,
+) -> dict[str, int]:
+    """Forget a user: the chosen kinds, hard-deleted with their lineage. The tenant's shared
+    knowledge base (semantic rows with user_id "") is not the user's and stays."""
+    if not user_id:
+        from memory_app.errors import ApplicationError
+
+        raise ApplicationError("user_id is required.", fields={"user_id": ["This field is required."]})
+    counts = {"episodic": 0, "semantic": 0, "procedural": 0, "sessions": 0, "messages": 0}
+    kinds = [k for k, on in (("episodic", episodic), ("semantic", semantic)) if on]
+    for kind in kinds:
+        ids = list(
+            Memory.objects.filter(tenant=tenant, user_id=user_id, kind=kind).values_list("pk", flat=True)
+        )
+        counts[kind] = memories_purge(tenant=tenant, memory_ids=ids)
+    if kinds:
+        DuplicateCluster.objects.filter(tenant=tenant, user_id=user_id, kind__in=kinds).delete()
+    if procedural:
+        procs = Procedure.objects.filter(tenant=tenant, user_id=user_id)
+        admin_log_forget(Procedure, procs.values_list("pk", flat=True))
+        counts["procedural"] = procs.delete()[0]
+    if short_term:
+        sessions = ConversationSession.objects.filter(tenant=tenant, user_id=user_id)
+        session_ids = list(sessions.values_list("pk", flat=True))
+        message_ids = list(
+            SessionMessage.objects.filter(session__in=session_ids).values_list("pk", flat=True)
+        )
+        admin_log_forget(ConversationSession, session_ids)
+        admin_log_forget(SessionMessage, message_ids)
+        counts["messages"] = SessionMessage.objects.filter(pk__in=message_ids).delete()[0]
+        counts["sessions"] = sessions.delete()[0]
+    return counts

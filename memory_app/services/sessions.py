@@ -1,0 +1,194 @@
+"""Short-term memory: append to a session under a token budget, trim the oldest, delete.
+
+The budget is SESSION_TRIM_AT x SESSION_CONTEXT_WINDOW_TOKENS and covers the messages plus the
+summary. Past it, the oldest messages go until what remains fits SESSION_TRIM_TO x window; with an
+LLM they are folded into the summary first, without one only `trimmed_count` remembers them. A single
+message larger than the whole budget is cut to the budget (its beginning is kept, " […]" marks the
+cut) and, being the newest, it is the one message left; the summary is then cut to what is left.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+
+from memory_app.embeddings.tokens import count_tokens, encoding_for
+from memory_app.errors import ApplicationError, not_found
+from memory_app.llm_client import LlmUnavailable, chat, llm_configured
+from memory_app.models import ConversationSession, Memory, SessionMessage, Tenant
+from memory_app.retrieval.trim import plan_trim
+
+logger = logging.getLogger(__name__)
+TRUNCATION_MARK = " […]"
+
+
+@dataclass(frozen=True)
+class MessageInput:
+    role: str
+    content: str
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    session: ConversationSession
+    appended: list[SessionMessage]
+    trimmed_now: int
+    summarized: bool
+
+
+def session_budget() -> tuple[int, int]:
+    """(budget, target) in tokens."""
+    window = settings.SESSION_CONTEXT_WINDOW_TOKENS
+    return int(window * settings.SESSION_TRIM_AT), int(window * settings.SESSION_TRIM_TO)
+
+
+def truncate_to_tokens(text: str, max_tokens: int) -> str:
+    """`text` cut to at most `max_tokens` tokens, keeping its beginning and marking the cut."""
+    if max_tokens <= 0:
+        return ""
+    if count_tokens(text) <= max_tokens:
+        return text
+    mark_tokens = count_tokens(TRUNCATION_MARK)
+    if max_tokens <= mark_tokens:
+        return ""
+    encoding = encoding_for(None)
+    keep = max_tokens - mark_tokens
+    while keep > 0:
+        if encoding is None:
+            head = text[: keep * 4]
+        else:
+            head = encoding.decode(encoding.encode(text, disallowed_special=())[:keep])
+        candidate = head + TRUNCATION_MARK
+        # A decode/encode round trip can merge tokens differently; shrink until the count holds.
+        if count_tokens(candidate) <= max_tokens:
+            return candidate
+        keep -= 1
+    return ""
+
+
+def _summarize(previous: str, messages: Sequence[SessionMessage], max_tokens: int) -> str:
+    transcript = "\n".join(f"{m.role}: {m.content}" for m in messages)
+    system = (
+        "You maintain the running summary of a conversation between a user and an assistant. "
+        "Fold the older messages into the summary: keep facts about the user, decisions, open "
+        f"questions and commitments; drop chit-chat. Answer with the new summary only, at most "
+        f"{max_tokens} tokens."
+    )
+    user = f"Current summary:\n{previous or '(none)'}\n\nOlder messages to fold in:\n{transcript}"
+    return chat(system=system, user=user, max_tokens=max_tokens).strip()
+
+
+def _locked_session(*, tenant: Tenant, session_id: str, user_id: str, agent_id: str) -> ConversationSession:
+    session, _created = ConversationSession.objects.get_or_create(
+        tenant=tenant, session_id=session_id, defaults={"user_id": user_id, "agent_id": agent_id}
+    )
+    # Appends to one session serialise on its row: positions and the trim stay consistent.
+    session = ConversationSession.objects.select_for_update().get(pk=session.pk)
+    if user_id and session.user_id and session.user_id != user_id:
+        raise ApplicationError(
+            f"Session {session_id} belongs to another user.",
+            code="conflict",
+            status=409,
+            fields={"user_id": ["Does not match the session's user."]},
+        )
+    if user_id and not session.user_id:
+        session.user_id = user_id
+    if agent_id and not session.agent_id:
+        session.agent_id = agent_id
+    return session
+
+
+@transaction.atomic
+def session_append(
+    *,
+    tenant: Tenant,
+    session_id: str,
+    messages: Sequence[MessageInput],
+    user_id: str = "",
+    agent_id: str = "",
+) -> AppendResult:
+    """Append messages (oldest first) and trim the session back under its budget."""
+    if not messages:
+        raise ApplicationError("Give at least one message.", fields={"messages": ["Empty."]})
+    session = _locked_session(tenant=tenant, session_id=session_id, user_id=user_id, agent_id=agent_id)
+    budget, target = session_budget()
+    last = session.messages.aggregate(last=Max("position"))["last"]
+    position = -1 if last is None else last
+    new_rows = []
+    for message in messages:
+        content = truncate_to_tokens(message.content, budget)
+        position += 1
+        row = SessionMessage(
+            session=session,
+            position=position,
+            role=message.role,
+            content=content,
+            token_count=count_tokens(content),
+        )
+        if message.created_at is not None:
+            row.created_at = message.created_at
+        new_rows.append(row)
+    appended = SessionMessage.objects.bulk_create(new_rows)
+
+    rows = list(session.messages.order_by("position").only("id", "position", "token_count"))
+    summary_tokens = count_tokens(session.summary)
+    use_llm = llm_configured() and settings.SESSION_SUMMARY_MAX_TOKENS > 0
+    reserve = min(settings.SESSION_SUMMARY_MAX_TOKENS, target) if use_llm else summary_tokens
+    plan = plan_trim(
+        [r.token_count for r in rows],
+        summary_tokens=summary_tokens,
+        budget=budget,
+        target=target,
+        summary_reserve=reserve,
+    )
+    summarized = False
+    if plan.trim:
+        trimmed = rows[: plan.trim]
+        if use_llm:
+            full = list(session.messages.filter(pk__in=[r.pk for r in trimmed]).order_by("position"))
+            try:
+                limit = max(min(settings.SESSION_SUMMARY_MAX_TOKENS, plan.summary_budget), 1)
+                session.summary = _summarize(session.summary, full, limit)
+                summarized = True
+            except LlmUnavailable as exc:
+                logger.warning("session %s: summary failed, trimming without it (%s)", session_id, exc)
+        SessionMessage.objects.filter(pk__in=[r.pk for r in trimmed]).delete()
+        session.trimmed_count += plan.trim
+        rows = rows[plan.trim :]
+    remaining = sum(r.token_count for r in rows)
+    session.summary = truncate_to_tokens(session.summary, budget - remaining)
+    session.token_count = remaining + count_tokens(session.summary)
+    session.save()
+    return AppendResult(session=session, appended=appended, trimmed_now=plan.trim, summarized=summarized)
+
+
+@transaction.atomic
+def session_delete(*, tenant: Tenant, session_id: str, memories: bool = False) -> dict[str, int]:
+    """Hard-delete a session and its messages; with `memories`, also the long-term memories
+    stored from it (and their lineage, see services.forget)."""
+    from memory_app.services.forget import admin_log_forget, memories_purge
+
+    session = ConversationSession.objects.filter(tenant=tenant, session_id=session_id).first()
+    if session is None and not memories:
+        raise not_found(f"Session {session_id}")
+    counts = {"sessions": 0, "messages": 0, "memories": 0}
+    if session is not None:
+        message_ids = list(session.messages.values_list("pk", flat=True))
+        admin_log_forget(SessionMessage, message_ids)
+        admin_log_forget(ConversationSession, [session.pk])
+        counts["messages"] = SessionMessage.objects.filter(pk__in=message_ids).delete()[0]
+        session.delete()
+        counts["sessions"] = 1
+    if memories:
+        ids = list(Memory.objects.filter(tenant=tenant, session_id=session_id).values_list("pk", flat=True))
+        counts["memories"] = memories_purge(tenant=tenant, memory_ids=ids)
+    if not any(counts.values()):
+        raise not_found(f"Session {session_id}")
+    return counts

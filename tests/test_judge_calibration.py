@@ -1,0 +1,57 @@
+"""The committed per-model calibration and its settings overrides."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from memory_app.judge.calibration import calibration_path, clear_calibration_cache, load_calibration
+from memory_app.judge.features import FEATURE_NAMES
+from project import env
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    clear_calibration_cache()
+    yield
+    clear_calibration_cache()
+
+
+def test_minilm_calibration_is_committed_and_complete(settings):
+    settings.DEDUP_CANDIDATE_RADIUS = None
+    settings.DEDUP_REVIEW_BELOW = None
+    data = json.loads(calibration_path("all-MiniLM-L6-v2").read_text())
+    cal = load_calibration("all-MiniLM-L6-v2")
+    assert cal.fitted
+    assert cal.feature_names == FEATURE_NAMES
+    assert len(cal.coef) == len(cal.mean) == len(cal.scale) == len(FEATURE_NAMES)
+    assert cal.candidate_radius == data["candidate_radius"]
+    assert 0.0 < cal.review_floor < cal.review_below <= 1.0
+    assert data["meta"]["pairs_sha256"]
+
+
+def test_settings_override_radius_and_review_threshold(settings):
+    settings.DEDUP_CANDIDATE_RADIUS = 0.42
+    settings.DEDUP_REVIEW_BELOW = 0.8
+    cal = load_calibration("all-MiniLM-L6-v2")
+    assert (cal.candidate_radius, cal.review_below) == (0.42, 0.8)
+
+
+def test_an_uncalibrated_model_never_merges_on_its_own(settings):
+    settings.DEDUP_REVIEW_BELOW = None
+    cal = load_calibration("text-embedding-3-small")
+    assert not cal.fitted
+    assert cal.review_below > 1.0
+
+
+def test_review_threshold_outside_zero_one_stops_start_up(monkeypatch):
+    monkeypatch.setenv("DEDUP_REVIEW_BELOW", "1.5")
+    with pytest.raises(ImproperlyConfigured, match=r"DEDUP_REVIEW_BELOW must be <= 1\.0"):
+        env.env_optional_float("DEDUP_REVIEW_BELOW", minimum=0.0, maximum=1.0)
+
+
+def test_unset_override_means_the_calibrated_value(monkeypatch):
+    monkeypatch.delenv("DEDUP_CANDIDATE_RADIUS", raising=False)
+    assert env.env_optional_float("DEDUP_CANDIDATE_RADIUS", minimum=0.0, maximum=2.0) is None

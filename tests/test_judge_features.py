@@ -1,0 +1,71 @@
+"""Pure feature functions of the offline judge: strings in, facts out, no database."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_app.judge import merge_text
+from memory_app.judge import text_norm as tn
+from memory_app.judge.features import cosine_distance, pair_facts, polarity_flip
+
+
+def test_numbers_read_digits_words_and_thousands_separators():
+    assert tn.numbers("User's monthly rent is $1,800") == {1800.0}
+    assert tn.numbers("Their cat is twelve") == {12.0}
+    assert tn.numbers("eighteen hundred dollars") == {1800.0}
+
+
+def test_twelve_hour_and_twenty_four_hour_clocks_compare_equal():
+    assert tn.numbers("pickup at 3:30 pm") == tn.numbers("pickup at 15:30")
+    assert tn.numbers("dinner at 7pm") == tn.numbers("dinner at 19:00")
+
+
+def test_stemming_folds_plurals_and_verb_forms():
+    assert tn.content_words("User likes evenings") == tn.content_words("user liked the evening")
+
+
+def test_changed_number_is_a_conflict_but_a_restated_one_is_not():
+    assert pair_facts("User's target BMI is 23", "User's target BMI is 24", 0.04).number_conflict
+    assert not pair_facts("User's cat is 12 years old", "Their cat is twelve", 0.28).number_conflict
+
+
+def test_negation_flips_polarity_and_double_negation_does_not():
+    assert polarity_flip("User loves horror movies", "User can't stand horror movies")
+    assert polarity_flip("User is allergic to latex", "User is not allergic to latex")
+    assert not polarity_flip("User doesn't like cilantro", "The user dislikes coriander leaves")
+    assert polarity_flip("User prefers window seats", "User prefers aisle seats")
+
+
+def test_another_person_in_the_subject_is_flagged():
+    facts = pair_facts("User goes to yoga every Tuesday", "User's wife goes to yoga every Tuesday", 0.1)
+    assert facts.person_change
+    restated = pair_facts("User's parents live in Porto", "Their mum and dad live in Porto", 0.2)
+    assert not restated.person_change
+
+
+def test_containment_marks_a_refinement():
+    facts = pair_facts("User plays chess online", "User plays chess online and is rated about 1500", 0.14)
+    assert facts.new_contains_old
+    assert not pair_facts("User plays chess", "User plays the cello", 0.5).new_contains_old
+
+
+def test_slot_swap_is_one_word_exchanged_in_the_same_frame():
+    assert pair_facts("User lives in Toronto and works", "User lives in Vancouver and works", 0.2).slot_swap
+    assert not pair_facts("User is afraid of flying", "They have a fear of air travel", 0.39).slot_swap
+
+
+def test_cosine_distance_is_unknown_without_both_vectors():
+    v = np.array([1.0, 0.0], dtype=np.float32)
+    assert cosine_distance(v, None) is None
+    assert cosine_distance(v, v) == pytest.approx(0.0)
+    assert cosine_distance(v, np.array([0.0, 1.0])) == pytest.approx(1.0)
+
+
+def test_merge_text_keeps_the_most_informative_member_verbatim():
+    short = "User plays chess online"
+    rich = "User plays chess online and is rated about 1500"
+    assert merge_text([short, rich]) == rich
+    assert merge_text([rich, short]) == rich
+    with pytest.raises(ValueError):
+        merge_text(["", "  "])

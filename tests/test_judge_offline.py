@@ -1,0 +1,74 @@
+"""The offline judge with the real local embedding model on a handful of typical pairs."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_app.embeddings import embed_texts
+from memory_app.judge import JudgeItem, get_judge
+from memory_app.judge.calibration import clear_calibration_cache
+from memory_app.judge.policy import decide
+
+
+@pytest.fixture
+def judge(settings):
+    settings.DEDUP_CANDIDATE_RADIUS = None
+    settings.DEDUP_REVIEW_BELOW = None
+    clear_calibration_cache()
+    yield get_judge("offline")
+    clear_calibration_cache()
+
+
+def _items(*texts: str) -> list[JudgeItem]:
+    vectors = embed_texts(list(texts))
+    return [JudgeItem(text=t, embedding=v) for t, v in zip(texts, vectors, strict=True)]
+
+
+def _decide(judge, old: str, new: str):
+    old_item, new_item = _items(old, new)
+    judgements = judge.judge(new_item, [old_item])
+    return decide(judgements, review_below=judge.calibration.review_below)
+
+
+def test_a_changed_number_is_never_merged_and_supersedes(judge):
+    decision = _decide(judge, "User's daily step goal is 10,000", "User's daily step goal is 12,000")
+    assert decision.judgement.relation == "update"
+    assert decision.action == "supersede"
+
+
+def test_a_fact_about_another_person_is_not_merged(judge):
+    decision = _decide(judge, "User plays the piano", "User's son plays the piano")
+    assert decision.action in ("store", "review")
+
+
+def test_a_refinement_merges_into_the_richer_text(judge):
+    decision = _decide(judge, "User drinks green tea", "User drinks green tea with honey every morning")
+    assert decision.judgement.relation == "refine"
+    assert decision.action == "merge"
+
+
+def test_a_paraphrase_is_merged_or_at_least_reviewed(judge):
+    decision = _decide(judge, "User is allergic to penicillin", "The user has a penicillin allergy")
+    assert decision.judgement.relation == "duplicate"
+    assert decision.action in ("merge", "review")
+
+
+def test_the_same_text_is_a_certain_duplicate(judge):
+    decision = _decide(judge, "User lives in Lisbon.", "user lives in lisbon")
+    assert decision.action == "merge"
+
+
+def test_without_embeddings_the_judge_never_merges_a_paraphrase(judge):
+    new = JudgeItem(text="The user has a penicillin allergy")
+    judgements = judge.judge(new, [JudgeItem(text="User is allergic to penicillin")])
+    assert decide(judgements, review_below=judge.calibration.review_below).action != "merge"
+
+
+def test_one_judgement_per_candidate_in_order(judge):
+    new, *candidates = _items(
+        "User's daily step goal is 12,000", "User's daily step goal is 10,000", "User collects stamps"
+    )
+    judgements = judge.judge(new, candidates)
+    assert len(judgements) == 2
+    assert judgements[0].relation == "update"
+    assert all(j.judge == "offline" for j in judgements)
