@@ -149,6 +149,29 @@ LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
 
+# --- Embedding providers and cache (embed team; README "Embeddings") -----------------------------
+# Batching limits of the OpenAI embeddings API: inputs per request and tokens per request.
+OPENAI_EMBEDDING_BATCH_SIZE = env_int("OPENAI_EMBEDDING_BATCH_SIZE", 2048, minimum=1, maximum=2048)
+OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
+    "OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST", 300_000, minimum=8192, maximum=300_000
+)
+# Our retries (the SDK's are off): 429, 5xx, timeouts; exponential backoff from this base.
+OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 4, minimum=0, maximum=10)
+OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
+    "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
+)
+EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
+# Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
+EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
+SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)
+EMBEDDING_NEAR_DUP_EF_SEARCH = env_int("EMBEDDING_NEAR_DUP_EF_SEARCH", 40, minimum=1, maximum=1000)
+# text-embedding-3-small: $0.02 per million tokens.
+EMBEDDING_PRICE_PER_1K_TOKENS = env_float(
+    "EMBEDDING_PRICE_PER_1K_TOKENS", 0.00002, minimum=0.0, maximum=100.0
+)
+EMBEDDING_STATS_FLUSH_SECONDS = env_float("EMBEDDING_STATS_FLUSH_SECONDS", 5.0, minimum=0.0, maximum=3600.0)
+EMBEDDING_STATS_LOG_EVERY = env_int("EMBEDDING_STATS_LOG_EVERY", 1000, minimum=1, maximum=10**9)
+
 # --- Deduplication judge (judge area) -------------------------------------------------------
 # Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
 DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
