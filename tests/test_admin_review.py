@@ -277,3 +277,11 @@ def test_a_cluster_whose_members_were_merged_elsewhere_says_so_and_can_be_closed
     )
     client.post(review_url(cluster), {"action": "keep_apart"})
     assert status_of(cluster) == "kept_apart"
+
+
+def test_queue_can_be_sorted_by_size_instead_of_confidence(reviewer):
+    tenant = TenantFactory()
+    small, _ = plant_cluster(tenant=tenant, texts=["a b", "a c"], confidence=0.9)
+    big, _ = plant_cluster(tenant=tenant, texts=["d e", "d f", "d g"], confidence=0.5)
+    html = logged_in(reviewer).get(QUEUE, {"o": "-3"}).content.decode()  # column 3: size, descending
+    assert html.index(f"Review #{big.pk}") < html.index(f"Review #{small.pk}")
