@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves collected static files (the admin's) from gunicorn in the container deployment.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -135,6 +137,32 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
+# --- Background work and operations (ops: tasks, periodic jobs, compaction) ------------------
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memory")
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("TASK_SOFT_TIME_LIMIT_SECONDS", 1800, minimum=10, maximum=86400)
+# The hard limit kills the worker child; the soft one lets a job save its cursor and re-queue itself.
+CELERY_TASK_TIME_LIMIT = env_int("TASK_TIME_LIMIT_SECONDS", 2100, minimum=20, maximum=90000)
+if CELERY_TASK_TIME_LIMIT <= CELERY_TASK_SOFT_TIME_LIMIT:
+    raise ImproperlyConfigured("TASK_TIME_LIMIT_SECONDS must be greater than TASK_SOFT_TIME_LIMIT_SECONDS")
+TASK_MAX_RETRIES = env_int("TASK_MAX_RETRIES", 5, minimum=0, maximum=100)
+COMPACTION_INTERVAL_MINUTES = env_int("COMPACTION_INTERVAL_MINUTES", 360, minimum=1, maximum=100_000)
+REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
+    "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
+)
+EXPIRY_INTERVAL_MINUTES = env_int("EXPIRY_INTERVAL_MINUTES", 60, minimum=1, maximum=100_000)
+# Cosine-distance radius of compaction candidates; tighter than the store path's candidate radius
+# because it is applied to every pair of a whole scope (docs/OPERATIONS.md has the measurement).
+COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.45, minimum=0.01, maximum=1.0)
+COMPACTION_JUDGE = env_choice("COMPACTION_JUDGE", "offline", ("offline", "llm"))
+# Scopes up to this many rows compare every pair; larger ones use inverted lists (bench/compaction.py).
+COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 5_000, minimum=2, maximum=10_000_000)
+# BLAS threads per compaction process (0 = the library default, all cores): 1 suits workers that
+# share the machine; a dedicated box gains from its core count.
+COMPACTION_BLAS_THREADS = env_int("COMPACTION_BLAS_THREADS", 1, minimum=0, maximum=256)
+COMPACTION_MAX_GROUP_SIZE = env_int("COMPACTION_MAX_GROUP_SIZE", 20, minimum=2, maximum=1000)
+# A job whose heartbeat is older than this is taken over by the next run (its worker died).
+MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 3600, minimum=60, maximum=864_000)
+
 # --- Embeddings and LLM ---------------------------------------------------------------------
 EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai"))
 EMBEDDING_MODEL = env_str(
@@ -184,6 +212,25 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 # --- Memory defaults ------------------------------------------------------------------------
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
+
+# --- Search candidates (selectors/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
+# Scopes up to this many rows are searched exactly (B-tree selection, exact distance order).
+SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 5000, minimum=0, maximum=100_000_000)
+# hnsw.ef_search for the shared HNSW index (filtered, iterative scan) and for per-scope partial ones.
+SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 200, minimum=10, maximum=1000)
+SEARCH_PARTIAL_EF_SEARCH = env_int("SEARCH_PARTIAL_EF_SEARCH", 64, minimum=10, maximum=1000)
+# Upper bound on tuples an iterative scan visits before the exact fallback takes over.
+SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=100, maximum=10_000_000)
+# A user or namespace with at least this many rows gets its own partial HNSW index (search_indexes).
+SEARCH_PARTIAL_INDEX_MIN_ROWS = env_int(
+    "SEARCH_PARTIAL_INDEX_MIN_ROWS", 10000, minimum=100, maximum=100_000_000
+)
+# ...unless it holds more than this share of the table: the shared index serves so loose a filter well.
+SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
+    "SEARCH_PARTIAL_INDEX_MAX_FRACTION", 0.5, minimum=0.0, maximum=1.0
+)
+# maintenance_work_mem of a partial index build (the graph of 100 k rows needs ~200 MB to build fast).
+SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
 
 # --- Store (write path and store-time dedup; services/store.py) ---------------------------------
 # The judge and the candidate radius default to the judge area's settings and calibration; an
