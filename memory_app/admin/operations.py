@@ -5,9 +5,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from memory_app.models import (
-    ClusterMember,
     ConversationSession,
-    DuplicateCluster,
     EmbeddingCacheEntry,
     EmbeddingCacheStats,
     KeptApartPair,
@@ -60,26 +58,19 @@ class EmbeddingCacheStatsAdmin(admin.ModelAdmin):
     list_display = ["model", "exact_hits", "normalized_hits", "near_hits", "misses", "provider_calls"]
 
 
-class ClusterMemberInline(admin.TabularInline):
-    model = ClusterMember
-    extra = 0
-    raw_id_fields = ["memory"]
-
-
-@admin.register(DuplicateCluster)
-class DuplicateClusterAdmin(admin.ModelAdmin):
-    list_display = ["id", "tenant", "user_id", "namespace", "status", "verdict", "confidence", "created_at"]
-    list_filter = ["status", "origin", "verdict", "tenant"]
-    search_fields = ["user_id", "namespace", "reason"]
-    list_select_related = ["tenant"]
-    inlines = [ClusterMemberInline]
-
-
 @admin.register(KeptApartPair)
 class KeptApartPairAdmin(admin.ModelAdmin):
     list_display = ["id", "tenant", "memory_low", "memory_high", "created_by", "created_at"]
     raw_id_fields = ["memory_low", "memory_high"]
-    list_select_related = ["tenant", "created_by"]
+    list_select_related = ["tenant", "created_by", "memory_low", "memory_high"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KeptApartPair]:
+        vectors = ("embedding", "search_vector")
+        return (
+            super()
+            .get_queryset(request)
+            .defer(*(f"memory_low__{f}" for f in vectors), *(f"memory_high__{f}" for f in vectors))
+        )
 
 
 @admin.register(MaintenanceJob)
