@@ -218,6 +218,22 @@ def run_table(spec: search_data.Spec, tenant, n: int, compare: bool) -> list[dic
     return rows
 
 
+def cpu_reference_ms() -> float:
+    """numpy brute force over 100 k x 384 (16 ms on a quiet machine of this kind, per the lead's notes).
+
+    Run beside the figures: its ratio to 16 ms says how much the shared machine inflated them.
+    """
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((100_000, 384)).astype(np.float32)
+    query = matrix[0]
+    times = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        np.argpartition(matrix @ query, -10)[-10:]
+        times.append((time.perf_counter() - t0) * 1000)
+    return round(float(np.median(times)), 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one 50 k table, fewer queries (< 1 minute)")
@@ -249,6 +265,7 @@ def main() -> None:
         "quick": args.quick,
         # The machine is shared: the load average says how far wall-clock figures are inflated.
         "load_average": [round(x, 1) for x in os.getloadavg()],
+        "numpy_100k_reference_ms": cpu_reference_ms(),
         "settings": {
             name: getattr(settings, name)
             for name in (
