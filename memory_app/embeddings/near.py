@@ -1,10 +1,12 @@
 """Tier 3 of the embedding cache: reuse the embedding of a near-identical cached text.
 
-Similarity comes from a proxy that is much cheaper than the provider: the local MiniLM model
-(about a millisecond a text batched on a CPU, against a network round trip and a bill). Two texts
-whose proxy vectors have cosine similarity >= SEMANTIC_DEDUP_THRESHOLD share the provider's
-embedding. With the local model as the provider the proxy would cost exactly what it saves, so the
-tier is off by default there (EMBEDDING_NEAR_DUP=auto).
+Similarity comes from signals much cheaper than the provider (a network round trip and a bill):
+the local MiniLM model as a proxy, and an order-aware surface sketch (sketch.py). A text reuses
+the provider embedding of its nearest cached text when the proxy cosine is >=
+SEMANTIC_DEDUP_THRESHOLD and the sketch cosine is >= EMBEDDING_NEAR_DUP_SURFACE_MIN: the first
+says "means the same", the second "is the same text up to small edits" (MiniLM alone would reuse
+across swapped words). With the local model as the provider the proxy would cost exactly what it
+saves, so the tier is off by default there (EMBEDDING_NEAR_DUP=auto).
 
 The lookup is one query for a whole batch: a LATERAL nearest-neighbour scan of the HNSW index
 `embcache_proxy_hnsw` with LIMIT 1 per text; the threshold is applied to the returned score, never
@@ -37,6 +39,15 @@ class NearMatch:
     content_hash: str
     embedding: np.ndarray
     score: float
+    sketch: np.ndarray | None
+
+
+def near_reuse(*, proxy_score: float, surface_score: float) -> bool:
+    """The reuse rule, the one place it is written (the benchmark measures this function)."""
+    return (
+        proxy_score >= settings.SEMANTIC_DEDUP_THRESHOLD
+        and surface_score >= settings.EMBEDDING_NEAR_DUP_SURFACE_MIN
+    )
 
 
 def near_dup_enabled(*, provider_is_remote: bool) -> bool:
@@ -100,10 +111,11 @@ index_state = _IndexState()
 def _lateral_sql() -> str:
     table = EmbeddingCacheEntry._meta.db_table
     return (
-        "SELECT q.ord, n.id, n.content_hash, n.embedding::text, n.distance "
+        "SELECT q.ord, n.id, n.content_hash, n.embedding::text, n.surface_sketch::text, n.distance "
         "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, ord) "
         "CROSS JOIN LATERAL ("
-        f"  SELECT e.id, e.content_hash, e.embedding, e.proxy_embedding <=> q.v AS distance FROM {table} e"
+        "  SELECT e.id, e.content_hash, e.embedding, e.surface_sketch,"
+        f"  e.proxy_embedding <=> q.v AS distance FROM {table} e"
         "   WHERE e.model = %s AND e.proxy_embedding IS NOT NULL"
         "   ORDER BY e.proxy_embedding <=> q.v LIMIT 1"
         ") AS n"
@@ -136,7 +148,8 @@ def near_lookup(*, model: str, proxies: np.ndarray) -> list[NearMatch | None]:
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
             [previous[0] or "40", previous[1] or "off"],
         )
-    for ordinal, entry_id, chash, embedding, distance in rows:
+    for ordinal, entry_id, chash, embedding, sketch, distance in rows:
         vector = np.asarray(Vector._from_db(embedding), dtype=np.float32)
-        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance))
+        guard = np.asarray(Vector._from_db(sketch), dtype=np.float32) if sketch else None
+        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance), guard)
     return found
