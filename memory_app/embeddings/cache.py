@@ -16,6 +16,7 @@ from typing import TypeVar
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from pgvector.django.vector import Vector
 
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
 from memory_app.embeddings.providers import EmbeddingProvider
@@ -142,13 +143,17 @@ def _count(counts: BatchCounts, item: _Item, model: str) -> None:
 
 def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
     by_hash = {item.chash: item for item in todo}
+    table = EmbeddingCacheEntry._meta.db_table
 
-    def lookup() -> list[tuple[int, str, object, int]]:
-        return list(
-            EmbeddingCacheEntry.objects.filter(model=model, content_hash__in=list(by_hash)).values_list(
-                "id", "content_hash", "embedding", "token_count"
+    def lookup() -> list[tuple[int, str, list[float], int]]:
+        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
+                "WHERE model = %s AND content_hash = ANY(%s)",
+                [model, list(by_hash)],
             )
-        )
+            return cursor.fetchall()
 
     rows = _guarded("exact lookup", lookup)
     if rows is None:
@@ -161,18 +166,22 @@ def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
 
 
 def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
+    if not todo:
+        return todo
+    table = EmbeddingCacheEntry._meta.db_table
     groups: dict[str, list[_Item]] = {}
     for item in todo:
         item.nhash = normalized_hash(item.text)
         groups.setdefault(item.nhash, []).append(item)
 
-    def lookup() -> list[tuple[int, str, object]]:
-        return list(
-            EmbeddingCacheEntry.objects.filter(model=model, normalized_hash__in=list(groups))
-            .order_by("normalized_hash", "id")
-            .distinct("normalized_hash")
-            .values_list("id", "normalized_hash", "embedding")
-        )
+    def lookup() -> list[tuple[int, str, list[float]]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
+                "WHERE model = %s AND normalized_hash = ANY(%s) ORDER BY normalized_hash, id",
+                [model, list(groups)],
+            )
+            return cursor.fetchall()
 
     rows = _guarded("normalized lookup", lookup) if not health.broken else None
     for entry_id, nhash, embedding in rows or []:
@@ -194,8 +203,11 @@ def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
     matches = None
     if not health.broken and index_state.check():
         proxies = np.stack([item.proxy for item in todo])  # type: ignore[misc]
+        nested = connection.in_atomic_block
         matches = _guarded(
-            "near-duplicate lookup", lambda: near_lookup(model=model, proxies=proxies), own_transaction=True
+            "near-duplicate lookup",
+            lambda: near_lookup(model=model, proxies=proxies, restore=nested),
+            own_transaction=True,
         )
         if matches is None:
             index_state.set(False, "lookup failed")
@@ -279,4 +291,6 @@ def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy:
 
 
 def _vec(value: object) -> np.ndarray:
+    if isinstance(value, str):
+        value = Vector._from_db(value)
     return np.asarray(value, dtype=np.float32)

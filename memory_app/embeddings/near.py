@@ -111,7 +111,7 @@ index_state = _IndexState()
 def _lateral_sql() -> str:
     table = EmbeddingCacheEntry._meta.db_table
     return (
-        "SELECT q.ord, n.id, n.content_hash, n.embedding::text, n.surface_sketch::text, n.distance "
+        "SELECT q.ord, n.id, n.content_hash, n.embedding::real[], n.surface_sketch::real[], n.distance "
         "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, ord) "
         "CROSS JOIN LATERAL ("
         "  SELECT e.id, e.content_hash, e.embedding, e.surface_sketch,"
@@ -122,34 +122,38 @@ def _lateral_sql() -> str:
     )
 
 
-def near_lookup(*, model: str, proxies: np.ndarray) -> list[NearMatch | None]:
+def near_lookup(*, model: str, proxies: np.ndarray, restore: bool = True) -> list[NearMatch | None]:
     """The nearest cached text per proxy row (None when the cache has none); raises DatabaseError.
 
-    Must run inside a transaction (the caller's savepoint or its own): the HNSW settings are
-    SET LOCAL and restored afterwards, so the caller's own queries see their own settings.
+    Must run inside a transaction: the HNSW settings are SET LOCAL. In a transaction of its own
+    (`restore=False`) they die with it; inside the caller's they are put back afterwards, so the
+    caller's own queries keep their settings.
     """
     found: list[NearMatch | None] = [None] * len(proxies)
     if not len(proxies):
         return found
     literals = [Vector._to_db(row) for row in proxies]
+    ef_search = int(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)
     with connection.cursor() as cursor:
+        previous = None
+        if restore:
+            cursor.execute(
+                "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
+            )
+            previous = cursor.fetchone()
+        # One round trip, no parameters (an int literal), so both SETs go in one simple query.
         cursor.execute(
-            "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
-        )
-        previous = cursor.fetchone()
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [str(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)],
+            f"SET LOCAL hnsw.ef_search = {ef_search}; SET LOCAL hnsw.iterative_scan = relaxed_order"
         )
         cursor.execute(_lateral_sql(), [literals, model])
         rows = cursor.fetchall()
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
-            [previous[0] or "40", previous[1] or "off"],
-        )
+        if previous is not None:
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
+                [previous[0] or "40", previous[1] or "off"],
+            )
     for ordinal, entry_id, chash, embedding, sketch, distance in rows:
-        vector = np.asarray(Vector._from_db(embedding), dtype=np.float32)
-        guard = np.asarray(Vector._from_db(sketch), dtype=np.float32) if sketch else None
+        vector = np.asarray(embedding, dtype=np.float32)
+        guard = np.asarray(sketch, dtype=np.float32) if sketch is not None else None
         found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance), guard)
     return found
