@@ -170,3 +170,85 @@ def test_dashboard_counts_changes_on_the_day_they_happened(reviewer):
     series = changes_per_day(tenant=tenant, days=5)
     assert series.series["merge"] == [0, 0, 1, 0, 0]
     assert changes_per_day(tenant=TenantFactory(), days=5).series["merge"] == [0] * 5
+
+
+def _change_form_data(client: Client, memory: Memory, **changes) -> dict:  # type: ignore[no-untyped-def]
+    url = reverse("admin:memory_app_memory_change", args=[memory.pk])
+    form = client.get(url).context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        value = field.prepare_value(value)
+        if isinstance(value, list):
+            value = ",".join(value)
+        data[name] = "" if value is None else value
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not False}
+
+
+@pytest.mark.django_db
+def test_editing_a_memory_text_in_the_admin_makes_a_new_version_through_the_service(admin_client):
+    tenant = TenantFactory()
+    old = MemoryFactory(tenant=tenant, text="User's BMI goal is 23", topics=["health"])
+    url = reverse("admin:memory_app_memory_change", args=[old.pk])
+    response = admin_client.post(
+        url, _change_form_data(admin_client, old, text="User's BMI goal is 24"), follow=True
+    )
+    assert response.status_code == 200, response.context["adminform"].form.errors
+    old.refresh_from_db()
+    new = Memory.objects.get(pk=old.superseded_by_id)
+    assert (old.status, new.text, new.topics) == ("superseded", "User's BMI goal is 24", ["health"])
+    change = MemoryChange.objects.get(result=new)
+    assert change.actor_type == "user" and change.actor_user.username == "admin"
+
+
+@pytest.mark.django_db
+def test_editing_pinned_changes_the_memory_in_place(admin_client):
+    memory = MemoryFactory(tenant=TenantFactory(), text="User likes jazz")
+    url = reverse("admin:memory_app_memory_change", args=[memory.pk])
+    admin_client.post(url, _change_form_data(admin_client, memory, pinned="on"))
+    memory.refresh_from_db()
+    assert memory.pinned and memory.status == "active" and memory.text == "User likes jazz"
+
+
+@pytest.mark.django_db
+def test_a_text_already_stored_in_the_scope_is_refused_on_the_form(admin_client):
+    tenant = TenantFactory()
+    MemoryFactory(tenant=tenant, text="User likes jazz")
+    other = MemoryFactory(tenant=tenant, text="User likes blues")
+    url = reverse("admin:memory_app_memory_change", args=[other.pk])
+    response = admin_client.post(url, _change_form_data(admin_client, other, text="user likes jazz!"))
+    assert "already says this" in response.content.decode()
+    assert Memory.objects.get(pk=other.pk).text == "User likes blues"
+
+
+@pytest.mark.django_db
+def test_deleting_a_memory_in_the_admin_forgets_it_with_its_lineage(admin_client):
+    tenant = TenantFactory()
+    a, b = MemoryFactory(tenant=tenant), MemoryFactory(tenant=tenant)
+    change = memory_merge(tenant=tenant, memory_ids=[a.pk, b.pk])
+    url = reverse("admin:memory_app_memory_delete", args=[change.result_id])
+    admin_client.post(url, {"post": "yes"})
+    assert not Memory.objects.filter(pk__in=[a.pk, b.pk, change.result_id]).exists()
+    assert not MemoryChange.objects.filter(pk=change.pk).exists()
+
+
+@pytest.mark.django_db
+def test_memories_cannot_be_added_in_the_admin(admin_client):
+    assert admin_client.get(reverse("admin:memory_app_memory_add")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_change_record_is_read_only_in_the_admin(admin_client):
+    tenant = TenantFactory()
+    change = memory_merge(
+        tenant=tenant, memory_ids=[MemoryFactory(tenant=tenant).pk, MemoryFactory(tenant=tenant).pk]
+    )
+    url = reverse("admin:memory_app_memorychange_change", args=[change.pk])
+    assert admin_client.get(url).status_code == 200
+    admin_client.post(url, {"operation": "supersede", "reason": "edited"})
+    change.refresh_from_db()
+    assert (change.operation, change.reason) == ("merge", "")
+    assert (
+        admin_client.get(reverse("admin:memory_app_memorychange_delete", args=[change.pk])).status_code == 403
+    )

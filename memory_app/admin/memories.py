@@ -9,6 +9,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from memory_app.admin.lineage_views import ChangeUndoViews, MemoryLineageViews
+from memory_app.admin.memory_forms import ServiceBackedMemoryAdmin
 from memory_app.models import EpisodicMemory, Memory, MemoryChange, MemoryChangeSource, SemanticMemory
 
 # Vectors are never loaded in lists or forms: 384 floats a row would dominate every page.
@@ -51,7 +52,7 @@ class NamespaceFilter(InputFilter):
         return queryset.filter(namespace=value) if value else queryset
 
 
-class MemoryAdminBase(MemoryLineageViews, admin.ModelAdmin):
+class MemoryAdminBase(ServiceBackedMemoryAdmin, MemoryLineageViews, admin.ModelAdmin):
     list_display = [
         "id",
         "short_text",
@@ -70,8 +71,6 @@ class MemoryAdminBase(MemoryLineageViews, admin.ModelAdmin):
     list_select_related = ["tenant"]
     date_hierarchy = "created_at"
     exclude = NO_VECTORS
-    readonly_fields = ["text_hash", "embedding_model", "superseded_by", "created_at", "updated_at"]
-    raw_id_fields = ["superseded_by"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Memory]:
         return super().get_queryset(request).defer(*NO_VECTORS)
@@ -134,9 +133,17 @@ class MemoryChangeAdmin(ChangeUndoViews, admin.ModelAdmin):
     ]
     list_filter = ["operation", "relation", "actor_type", ("undone_at", admin.EmptyFieldListFilter)]
     list_select_related = ["tenant", "result", "actor_user"]
-    raw_id_fields = ["result"]
-    readonly_fields = ["created_at", "undone_at", "undone_by", "actor_user"]
     inlines = [MemoryChangeSourceInline]
+
+    # A change is history: it is undone (lineage view, review undo), never edited, added or deleted.
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in MemoryChange._meta.concrete_fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryChange]:
         return super().get_queryset(request).defer("result__embedding", "result__search_vector")

@@ -149,11 +149,12 @@ class ClusterReviewViews:
                 here,
             ),
         )
-        return self._to_next(cluster)
+        return self._to_next(request, cluster)
 
-    def _to_next(self, cluster: DuplicateCluster) -> HttpResponse:
+    def _to_next(self, request: HttpRequest, cluster: DuplicateCluster) -> HttpResponse:
         next_id = next_pending_cluster(tenant=None, after=cluster)
         if next_id is None:
+            messages.info(request, "The review queue is empty: every cluster has been decided.")
             return HttpResponseRedirect(reverse("admin:memory_app_duplicatecluster_changelist"))
         return HttpResponseRedirect(reverse("admin:memory_app_duplicatecluster_review", args=[next_id]))
 
