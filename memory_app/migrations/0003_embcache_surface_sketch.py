@@ -7,7 +7,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_app', '0001_initial'),
+        ('memory_app', '0002_search_scope_indexes'),
     ]
 
     operations = [
