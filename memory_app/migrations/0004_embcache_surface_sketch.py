@@ -7,7 +7,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_app', '0002_search_scope_indexes'),
+        ('memory_app', '0003_reindex_vector'),
     ]
 
     operations = [
