@@ -336,8 +336,16 @@ def main() -> None:
     parser.add_argument("--sizes", help="cache rows for the near-duplicate lookup (default 10000,100000)")
     parser.add_argument("--turns", type=int, help="LoCoMo turns in the workload (default 600; quick 150)")
     parser.add_argument("--reload", action="store_true", help="rebuild the bench cache tables")
+    parser.add_argument(
+        "--lookup-only", action="store_true", help="only the near-duplicate lookup at --sizes"
+    )
     args = parser.parse_args()
     django.setup()
+    if args.lookup_only:
+        sizes = [int(s) for s in (args.sizes or "10000,100000").split(",")]
+        lookups = [bench_near_lookup(rows, 300, reload=args.reload) for rows in sizes]
+        print(json.dumps({"near_lookup": lookups}))
+        return
     if embedding_data.data_dir() is None:
         log("../shared/data is absent: the pair sets and the LoCoMo workload cannot be measured; skipping")
         sys.exit(0)
