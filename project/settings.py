@@ -149,6 +149,29 @@ LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
 
+# --- Embedding providers and cache (embed team; README "Embeddings") -----------------------------
+# Batching limits of the OpenAI embeddings API: inputs per request and tokens per request.
+OPENAI_EMBEDDING_BATCH_SIZE = env_int("OPENAI_EMBEDDING_BATCH_SIZE", 2048, minimum=1, maximum=2048)
+OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
+    "OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST", 300_000, minimum=8192, maximum=300_000
+)
+# Our retries (the SDK's are off): 429, 5xx, timeouts; exponential backoff from this base.
+OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 4, minimum=0, maximum=10)
+OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
+    "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
+)
+EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
+# Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
+EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
+SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)
+EMBEDDING_NEAR_DUP_EF_SEARCH = env_int("EMBEDDING_NEAR_DUP_EF_SEARCH", 40, minimum=1, maximum=1000)
+# text-embedding-3-small: $0.02 per million tokens.
+EMBEDDING_PRICE_PER_1K_TOKENS = env_float(
+    "EMBEDDING_PRICE_PER_1K_TOKENS", 0.00002, minimum=0.0, maximum=100.0
+)
+EMBEDDING_STATS_FLUSH_SECONDS = env_float("EMBEDDING_STATS_FLUSH_SECONDS", 5.0, minimum=0.0, maximum=3600.0)
+EMBEDDING_STATS_LOG_EVERY = env_int("EMBEDDING_STATS_LOG_EVERY", 1000, minimum=1, maximum=10**9)
+
 # --- Deduplication judge (judge area) -------------------------------------------------------
 # Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
 DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
@@ -161,6 +184,18 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 # --- Memory defaults ------------------------------------------------------------------------
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
+
+# --- Store (write path and store-time dedup; services/store.py) ---------------------------------
+# The judge and the candidate radius default to the judge area's settings and calibration; an
+# AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
+STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
+STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
+# Scopes up to this many active rows are searched exactly through memory_scope_idx; larger ones by HNSW.
+STORE_EXACT_SCOPE_MAX = env_int("STORE_EXACT_SCOPE_MAX", 2000, minimum=0, maximum=10_000_000)
+STORE_HNSW_EF_SEARCH = env_int("STORE_HNSW_EF_SEARCH", 80, minimum=10, maximum=1000)
+STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
+# Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
+MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
 
 # --- Kinds: short-term sessions, procedures, extraction, forgetting (issue 6) ---------------------
 # A session is trimmed when messages + summary pass SESSION_TRIM_AT of the context window, down to

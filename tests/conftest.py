@@ -45,3 +45,40 @@ def tenant_b(db) -> TenantClient:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def anon_client() -> APIClient:
     return APIClient()
+
+
+# --- admin (review screens) ---------------------------------------------------------------
+REVIEWER_PERMISSIONS = (
+    "view_duplicatecluster",
+    "change_duplicatecluster",
+    "view_memory",
+    "view_memorychange",
+    "change_memorychange",
+)
+
+
+def _admin_user(username: str, *, is_staff: bool, permissions: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(username, password="pw-" + username, is_staff=is_staff)
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="memory_app", codename__in=permissions)
+    )
+    return user
+
+
+@pytest.fixture
+def reviewer(db):  # type: ignore[no-untyped-def]
+    """A staff user with the review permissions (not a superuser)."""
+    return _admin_user("reviewer", is_staff=True, permissions=REVIEWER_PERMISSIONS)
+
+
+@pytest.fixture
+def staff_without_permission(db):  # type: ignore[no-untyped-def]
+    return _admin_user("bystander", is_staff=True)
+
+
+@pytest.fixture
+def non_staff(db):  # type: ignore[no-untyped-def]
+    return _admin_user("outsider", is_staff=False, permissions=REVIEWER_PERMISSIONS)

@@ -7,6 +7,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
 from memory_app.services.clusters import (
+    change_undo,
     cluster_bulk_merge,
     cluster_keep_apart,
     cluster_mark_update,
@@ -14,6 +15,7 @@ from memory_app.services.clusters import (
     cluster_split,
     cluster_undo,
 )
+from memory_app.services.lineage import memory_merge
 from memory_app.services.review import review_cluster_create
 from tests.factories import TenantFactory
 from tests.factories_review import plant_cluster
@@ -134,3 +136,28 @@ def test_another_tenant_cannot_resolve_my_cluster(staff):
         cluster_merge(tenant=theirs, cluster_id=cluster.pk, actor=Actor.staff(staff))
     with pytest.raises(ApplicationError, match="not found"):
         cluster_keep_apart(tenant=theirs, cluster_id=cluster.pk, actor=Actor.staff(staff))
+
+
+def test_undoing_one_change_of_a_decision_reopens_its_cluster(staff):
+    tenant = TenantFactory()
+    cluster, (a, b, c, d) = plant_cluster(tenant=tenant, texts=["r one", "r two", "s one", "s two"])
+    cluster_split(
+        tenant=tenant, cluster_id=cluster.pk, groups=[[a.pk, b.pk], [c.pk, d.pk]], actor=Actor.staff(staff)
+    )
+    first = cluster.changes.order_by("pk").first()
+    assert [x.pk for x in change_undo(tenant=tenant, change_id=first.pk, actor=Actor.staff(staff))] == [
+        cluster.pk
+    ]
+    cluster.refresh_from_db()
+    assert cluster.status == "pending"
+    assert _statuses([a, b, c, d]) == ["active"] * 4
+    assert not KeptApartPair.objects.filter(tenant=tenant).exists()
+
+
+def test_undoing_a_change_outside_any_cluster_undoes_just_that_change(staff):
+    tenant = TenantFactory()
+    _, (a, b) = plant_cluster(tenant=tenant, texts=["q one", "q two"])
+    change = memory_merge(tenant=tenant, memory_ids=[a.pk, b.pk])
+    assert change_undo(tenant=tenant, change_id=change.pk, actor=Actor.staff(staff)) == []
+    change.refresh_from_db()
+    assert change.undone_by == staff

@@ -117,3 +117,15 @@ def test_dry_run_counts_everything_and_changes_nothing(tenant_a, tenant_b, setti
     call_command("expire_memories", "--tenant", tenant_a.tenant.slug, stdout=StringIO())
     assert Memory.objects.get(tenant=tenant_b.tenant).status == "active"
     assert Memory.objects.get(tenant=tenant_a.tenant).status == "deleted"
+
+
+def test_memories_deleted_through_the_api_are_purged_after_the_grace_period(tenant_a, settings):
+    settings.MEMORY_EXPIRY_GRACE_DAYS = 10
+    memory = MemoryFactory(tenant=tenant_a.tenant, text="delete me later")
+    assert tenant_a.client.delete(f"/api/v1/memories/{memory.pk}").status_code in (200, 204)
+    assert Memory.objects.get(pk=memory.pk).status == "deleted"
+    memories_expire(tenant=tenant_a.tenant, now=timezone.now() + timedelta(days=9))
+    assert Memory.objects.filter(pk=memory.pk).exists()
+    report = memories_expire(tenant=tenant_a.tenant, now=timezone.now() + timedelta(days=11))
+    assert report.purged == 1
+    assert not Memory.objects.filter(pk=memory.pk).exists()

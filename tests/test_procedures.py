@@ -96,3 +96,39 @@ def test_suggest_falls_back_to_the_nearest_pattern_within_the_threshold(tenant_a
     assert suggest(tenant_a.client, "summary of my steps this week").json()["match"] == "none"
     settings.PROCEDURE_MATCH_MAX_DISTANCE = 0.5
     assert suggest(tenant_a.client, "quantum chromodynamics lecture notes").json()["match"] == "none"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_records_of_one_pattern_lose_no_run(tenant_a):
+    import threading
+
+    from django.db import connection
+
+    from memory_app.services.procedures import procedure_record
+
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(4):
+                procedure_record(
+                    tenant=tenant_a.tenant,
+                    query="daily digest",
+                    tool_sequence=["news"],
+                    execution_time_ms=10,
+                    success_score=0.5,
+                )
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    proc = Procedure.objects.get(tenant=tenant_a.tenant)
+    assert proc.execution_count == 12
+    assert proc.avg_success_score == pytest.approx(0.5)

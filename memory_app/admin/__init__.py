@@ -1,1 +1,1 @@
-from memory_app.admin import memories, operations, tenancy  # noqa: F401
+from memory_app.admin import memories, operations, review, tenancy  # noqa: F401

@@ -5,9 +5,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from memory_app.models import (
-    ClusterMember,
     ConversationSession,
-    DuplicateCluster,
     EmbeddingCacheEntry,
     EmbeddingCacheStats,
     KeptApartPair,
@@ -58,21 +56,6 @@ class EmbeddingCacheEntryAdmin(admin.ModelAdmin):
 @admin.register(EmbeddingCacheStats)
 class EmbeddingCacheStatsAdmin(admin.ModelAdmin):
     list_display = ["model", "exact_hits", "normalized_hits", "near_hits", "misses", "provider_calls"]
-
-
-class ClusterMemberInline(admin.TabularInline):
-    model = ClusterMember
-    extra = 0
-    raw_id_fields = ["memory"]
-
-
-@admin.register(DuplicateCluster)
-class DuplicateClusterAdmin(admin.ModelAdmin):
-    list_display = ["id", "tenant", "user_id", "namespace", "status", "verdict", "confidence", "created_at"]
-    list_filter = ["status", "origin", "verdict", "tenant"]
-    search_fields = ["user_id", "namespace", "reason"]
-    list_select_related = ["tenant"]
-    inlines = [ClusterMemberInline]
 
 
 @admin.register(KeptApartPair)

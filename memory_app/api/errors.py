@@ -29,6 +29,23 @@ def _flatten(detail: Any) -> Any:
     return str(detail)
 
 
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """A serializer's nested errors as {"field": [...], "topics.2": [...]} (one level of keys)."""
+    if isinstance(detail, dict):
+        out: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            out.update(flatten_errors(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(detail, list) and any(isinstance(item, dict) for item in detail):
+        out = {}
+        for index, item in enumerate(detail):
+            if item:
+                out.update(flatten_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+        return out
+    messages = _flatten(detail)
+    return {prefix or "non_field_errors": messages if isinstance(messages, list) else [messages]}
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)

@@ -1,10 +1,14 @@
 from django.urls import path
 
+from memory_app.api.views.changes import ChangeUndoApi
+from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, StatsApi
 from memory_app.api.views.health import HealthApi
 from memory_app.api.views.memories import MemoryCollectionApi
+from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
 from memory_app.api.views.search import ContextApi, MemorySearchApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
+from memory_app.api.views.stats import EmbeddingStatsApi
 from memory_app.api.views.users import UserMemoriesApi
 
 urlpatterns = [
@@ -13,10 +17,19 @@ urlpatterns = [
     # retrieval (issue 5)
     path("memories/search", MemorySearchApi.as_view(), name="memory-search"),
     path("context", ContextApi.as_view(), name="context"),
+    path("memories/<int:memory_id>", MemoryDetailApi.as_view(), name="memory-detail"),
+    path("memories/<int:memory_id>/feedback", MemoryFeedbackApi.as_view(), name="memory-feedback"),
+    path("memories/<int:memory_id>/lineage", MemoryLineageApi.as_view(), name="memory-lineage"),
+    path("merges/<int:change_id>/undo", ChangeUndoApi.as_view(), name="change-undo"),
     # kinds (issue 6)
     path("sessions/<str:session_id>/messages", SessionMessagesApi.as_view(), name="session-messages"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="session-detail"),
     path("procedures/record", ProcedureRecordApi.as_view(), name="procedure-record"),
     path("procedures/suggest", ProcedureSuggestApi.as_view(), name="procedure-suggest"),
     path("users/<str:user_id>/memories", UserMemoriesApi.as_view(), name="user-memories"),
+    path("context/all", ContextAllApi.as_view(), name="context-all"),
+    path("interactions", InteractionsApi.as_view(), name="interactions"),
+    path("stats", StatsApi.as_view(), name="stats"),
+    # embeddings (issue 3)
+    path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),
 ]

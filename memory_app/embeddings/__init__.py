@@ -1,7 +1,7 @@
 """The one entry point for turning text into vectors: `embed_texts`.
 
 Callers get L2-normalised float32 rows in input order; which provider and cache tiers serve them
-is this package's business.
+is this package's business (see docs/ARCHITECTURE.md, "Embeddings").
 """
 
 from __future__ import annotations
@@ -11,15 +11,48 @@ from collections.abc import Sequence
 import numpy as np
 from django.conf import settings
 
+from memory_app.errors import ApplicationError
+
 
 def embedding_model_name() -> str:
+    """The model every stored vector is tagged with; vectors of different models never mix."""
     return str(settings.EMBEDDING_MODEL)
 
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
-    from memory_app.embeddings.local import local_embed
+    """n x 384 float32, L2-normalised, in input order; the cache is applied per text.
 
-    return local_embed(list(texts))
+    Raises ApplicationError only when the provider itself fails (after its retries); a broken
+    cache costs a warning and a provider call, never an error.
+    """
+    from memory_app.embeddings.cache import cached_embed
+    from memory_app.embeddings.providers import get_provider
+    from memory_app.embeddings.stats import BatchCounts, stats_record
+    from memory_app.embeddings.tokens import count_tokens
+
+    items = list(texts)
+    bad = [i for i, text in enumerate(items) if not isinstance(text, str)]
+    if bad:
+        raise ApplicationError(
+            f"embed_texts needs strings; item {bad[0]} is {type(items[bad[0]]).__name__}",
+            code="invalid_embedding_input",
+        )
+    provider = get_provider()
+    if not items:
+        return np.zeros((0, provider.dimensions), dtype=np.float32)
+    if settings.EMBEDDING_CACHE_ENABLED:
+        return cached_embed(items, provider)
+    vectors = provider.embed(items)
+    stats_record(
+        model=provider.model,
+        counts=BatchCounts(
+            misses=len(items),
+            provider_calls=provider.requests_for(items),
+            tokens_embedded=sum(count_tokens(text, provider.model) for text in items),
+        ),
+        hit_entry_ids=[],
+    )
+    return vectors
 
 
 def embed_text(text: str) -> np.ndarray:

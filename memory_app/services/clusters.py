@@ -257,3 +257,19 @@ def cluster_undo(*, tenant: Tenant, cluster_id: int, actor: Actor) -> DuplicateC
     cluster.resolved_by = None
     cluster.save(update_fields=["status", "resolved_at", "resolved_by"])
     return cluster
+
+
+@transaction.atomic
+def change_undo(*, tenant: Tenant, change_id: int, actor: Actor) -> list[DuplicateCluster]:
+    """Undo one change from the lineage view. A change made by a review decision undoes that whole
+    decision (all its changes) and reopens the cluster, so a cluster never claims a merge that is
+    gone. Returns the clusters reopened."""
+    clusters = list(
+        DuplicateCluster.objects.filter(tenant=tenant, changes__pk=change_id)
+        .exclude(status=ClusterStatus.PENDING)
+        .order_by("pk")
+    )
+    if not clusters:
+        memory_change_undo(tenant=tenant, change_id=change_id, actor=actor)
+        return []
+    return [cluster_undo(tenant=tenant, cluster_id=c.pk, actor=actor) for c in clusters]

@@ -5,8 +5,8 @@ Two steps, so an expiry can be noticed and undone for a while but the text does 
    not used for its kind's TTL (MEMORY_TTL_DAYS_*, counted from the later of created_at and
    last_accessed_at), becomes status `deleted` with `expires_at` = now. With MEMORY_KEEP_TOP_N, a
    user's active episodic memories beyond the N best by retention score expire the same way.
-2. purge (hard): memories expired more than MEMORY_EXPIRY_GRACE_DAYS ago are deleted with their
-   lineage and review records (services.forget.memories_purge).
+2. purge (hard): memories expired, or deleted through the API, more than MEMORY_EXPIRY_GRACE_DAYS ago
+   are deleted with their lineage and review records (services.forget.memories_purge).
 Procedures unused for MEMORY_TTL_DAYS_PROCEDURAL and sessions untouched for
 MEMORY_TTL_DAYS_SHORT_TERM are deleted at once: they hold no lineage worth a grace period.
 Pinned memories never expire. A dry run counts everything and changes nothing.
@@ -127,8 +127,13 @@ def memories_expire(
     report.capped = len(capped)
 
     grace_cutoff = now - timedelta(days=settings.MEMORY_EXPIRY_GRACE_DAYS)
-    purgeable = _scoped(Memory.objects, tenant).filter(
-        status=MemoryStatus.DELETED, expires_at__isnull=False, expires_at__lte=grace_cutoff
+    # Every deleted row goes after the grace: expired here (expires_at = expiry time), deleted through
+    # the API or retired by an undo (no expires_at: updated_at is when it was deleted).
+    purgeable = (
+        _scoped(Memory.objects, tenant)
+        .filter(status=MemoryStatus.DELETED)
+        .annotate(deleted_at=Coalesce("expires_at", "updated_at"))
+        .filter(deleted_at__lte=grace_cutoff)
     )
     procedures = Procedure.objects.none()
     if settings.MEMORY_TTL_DAYS_PROCEDURAL > 0:

@@ -1,16 +1,29 @@
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.errors import flatten_errors
 from memory_app.api.pagination import IdCursorPagination
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.api.store_serializers import (
+    MemoryStoreInputSerializer,
+    StoreOptionsSerializer,
+    StoreOutcomeSerializer,
+)
+from memory_app.errors import ApplicationError
+from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.selectors.memories import MemoryFilters, memory_list
+from memory_app.services.store import memory_store
+from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 
 class MemoryListFilterSerializer(serializers.Serializer):
@@ -28,8 +41,69 @@ class MemoryListFilterSerializer(serializers.Serializer):
     created_before = serializers.DateTimeField(required=False)
 
 
+def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
+    """One object or a list of them → MemoryInputs; every bad field of every item in one 400
+    (`text`, or `items[3].text` for a list) before anything is stored."""
+    many = isinstance(payload, list)
+    if not many and not isinstance(payload, dict):
+        raise ApplicationError("Expected a memory object or a list of memory objects.")
+    raw_items = payload if many else [payload]
+    limit = settings.STORE_MAX_BATCH
+    if many and not raw_items:
+        raise ApplicationError("Give at least one memory.", fields={"items": ["This list may not be empty."]})
+    if len(raw_items) > limit:
+        raise ApplicationError(
+            f"At most {limit} memories per request; got {len(raw_items)}. Nothing was stored.",
+            fields={"items": [f"Ensure this list has no more than {limit} elements."]},
+        )
+    items: list[MemoryInput] = []
+    errors: dict[str, Any] = {}
+    for index, raw in enumerate(raw_items):
+        serializer = MemoryStoreInputSerializer(data=raw)
+        if not serializer.is_valid():
+            for name, messages in flatten_errors(serializer.errors).items():
+                errors[f"items[{index}].{name}" if many else name] = messages
+            continue
+        data = dict(serializer.validated_data)
+        data["topics"] = tuple(data.get("topics", ()))
+        data["entities"] = tuple(data.get("entities", ()))
+        items.append(MemoryInput(**data))
+    if errors:
+        where = f" at items {sorted({int(k[6:].split(']')[0]) for k in errors})}" if many else ""
+        raise ApplicationError(f"Invalid input{where}; nothing was stored.", fields=errors)
+    return items, many
+
+
+def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, Any]]:
+    memories = (
+        Memory.objects.filter(tenant=tenant, pk__in={o.memory_id for o in outcomes})
+        .defer("embedding", "search_vector")
+        .in_bulk()
+    )
+    return [
+        StoreOutcomeSerializer(
+            {**o.__dict__, "related_ids": list(o.related_ids), "memory": memories.get(o.memory_id)}
+        ).data
+        for o in outcomes
+    ]
+
+
+STORE_REQUEST = PolymorphicProxySerializer(
+    component_name="MemoryStore",
+    serializers=[MemoryStoreInputSerializer, MemoryStoreInputSerializer(many=True)],
+    resource_type_field_name=None,
+    many=False,
+)
+STORE_RESPONSE = PolymorphicProxySerializer(
+    component_name="MemoryStoreResponse",
+    serializers=[StoreOutcomeSerializer, StoreOutcomeSerializer(many=True)],
+    resource_type_field_name=None,
+    many=False,
+)
+
+
 class MemoryCollectionApi(APIView):
-    """`GET /api/v1/memories`: list (paginated, filtered)."""
+    """`GET /api/v1/memories`: list (paginated, filtered). `POST`: store one memory or a list."""
 
     @extend_schema(
         parameters=[MemoryListFilterSerializer],
@@ -45,3 +119,36 @@ class MemoryCollectionApi(APIView):
         paginator = IdCursorPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(MemoryOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Store memories with deduplication",
+        description=(
+            "Body: one memory object or a list (at most STORE_MAX_BATCH). Each input is deduplicated in "
+            "its scope (tenant, user_id, namespace, kind): an identical text returns `duplicate_of`; a "
+            "paraphrase or refinement is merged (`merged_into`, the sources kept in the lineage); a "
+            "changed value supersedes the old one (`superseded`); an unsure judgement stores it and "
+            "queues the pair for review (`queued_for_review`); otherwise `created`. Items of one list "
+            "dedup against each other. A list answers with a list of outcomes in input order. "
+            "201 when something was written, 200 when every input was an exact duplicate. "
+            "Any invalid item is a 400 naming `items[i].field` and nothing is stored."
+        ),
+        parameters=[StoreOptionsSerializer],
+        request=STORE_REQUEST,
+        responses={200: STORE_RESPONSE, 201: STORE_RESPONSE, 400: ErrorSerializer, 401: ErrorSerializer},
+        examples=[
+            OpenApiExample("one", value={"text": "User prefers morning workouts", "user_id": "u1"}),
+            OpenApiExample(
+                "batch",
+                value=[{"text": "User's dog is called Rex", "user_id": "u1"}, {"text": "User is vegan"}],
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        params = StoreOptionsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        items, many = parse_store_items(request.data)
+        tenant = tenant_of(request)
+        outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(**params.validated_data))
+        data = outcome_data(tenant, outcomes)
+        wrote = any(o.outcome != "duplicate_of" for o in outcomes)
+        return Response(data if many else data[0], status=201 if wrote else 200)

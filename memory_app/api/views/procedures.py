@@ -39,7 +39,7 @@ class ProcedureOutputSerializer(serializers.ModelSerializer):
 class ProcedureRecordApi(APIView):
     """`POST /api/v1/procedures/record`: one run of a query's tool sequence, folded into its pattern."""
 
-    class InputSerializer(serializers.Serializer):
+    class ProcedureRecordInputSerializer(serializers.Serializer):
         query = serializers.CharField(max_length=4000)
         tool_sequence = serializers.ListField(
             child=serializers.CharField(max_length=200), min_length=1, max_length=100
@@ -48,9 +48,12 @@ class ProcedureRecordApi(APIView):
         success_score = serializers.FloatField(min_value=0.0, max_value=1.0)
         user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
 
-    @extend_schema(request=InputSerializer, responses={200: ProcedureOutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request=ProcedureRecordInputSerializer,
+        responses={200: ProcedureOutputSerializer, 400: ErrorSerializer},
+    )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ProcedureRecordInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         proc = procedure_record(tenant=tenant_of(request), **data.validated_data)
         return Response(ProcedureOutputSerializer(proc).data)
@@ -59,21 +62,24 @@ class ProcedureRecordApi(APIView):
 class ProcedureSuggestApi(APIView):
     """`POST /api/v1/procedures/suggest`: the recorded procedure for a query, exact pattern first."""
 
-    class InputSerializer(serializers.Serializer):
+    class ProcedureSuggestInputSerializer(serializers.Serializer):
         query = serializers.CharField(max_length=4000)
         user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
         max_distance = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
 
-    class OutputSerializer(serializers.Serializer):
+    class ProcedureSuggestOutputSerializer(serializers.Serializer):
         match = serializers.ChoiceField(choices=["exact", "similar", "none"])
         distance = serializers.FloatField(allow_null=True)
         confidence = serializers.FloatField()
         recommended = serializers.BooleanField()
         procedure = ProcedureOutputSerializer(allow_null=True)
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        request=ProcedureSuggestInputSerializer,
+        responses={200: ProcedureSuggestOutputSerializer, 400: ErrorSerializer},
+    )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ProcedureSuggestInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         suggestion = procedure_suggest(tenant=tenant_of(request), **data.validated_data)
-        return Response(self.OutputSerializer(suggestion).data)
+        return Response(self.ProcedureSuggestOutputSerializer(suggestion).data)

@@ -48,7 +48,7 @@ class SessionOutputSerializer(serializers.ModelSerializer):
 class SessionMessagesApi(APIView):
     """`POST /api/v1/sessions/{session_id}/messages`: append one message or many (oldest first)."""
 
-    class InputSerializer(serializers.Serializer):
+    class SessionAppendInputSerializer(serializers.Serializer):
         messages = MessageSerializer(many=True, required=False)
         role = serializers.ChoiceField(choices=MessageRole.choices, required=False)
         content = serializers.CharField(trim_whitespace=False, required=False, max_length=1_000_000)
@@ -71,18 +71,18 @@ class SessionMessagesApi(APIView):
             attrs["messages"] = many
             return attrs
 
-    class OutputSerializer(serializers.Serializer):
+    class SessionAppendOutputSerializer(serializers.Serializer):
         session = SessionOutputSerializer()
         appended = MessageOutputSerializer(many=True)
         trimmed_now = serializers.IntegerField()
         summarized = serializers.BooleanField()
 
     @extend_schema(
-        request=InputSerializer,
-        responses={201: OutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+        request=SessionAppendInputSerializer,
+        responses={201: SessionAppendOutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
     )
     def post(self, request: Request, session_id: str) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.SessionAppendInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         result = session_append(
@@ -92,40 +92,46 @@ class SessionMessagesApi(APIView):
             user_id=v["user_id"],
             agent_id=v["agent_id"],
         )
-        return Response(self.OutputSerializer(result).data, status=201)
+        return Response(self.SessionAppendOutputSerializer(result).data, status=201)
 
 
 class SessionDetailApi(APIView):
     """`GET /api/v1/sessions/{session_id}` (messages newest last) and `DELETE` (hard delete)."""
 
-    class GetParams(serializers.Serializer):
+    class SessionGetParamsSerializer(serializers.Serializer):
         limit = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
 
-    class GetOutput(serializers.Serializer):
+    class SessionGetOutputSerializer(serializers.Serializer):
         session = SessionOutputSerializer()
         messages = MessageOutputSerializer(many=True)
 
-    class DeleteParams(serializers.Serializer):
+    class SessionDeleteParamsSerializer(serializers.Serializer):
         memories = serializers.BooleanField(
             required=False, default=False, help_text="also forget long-term memories stored from it"
         )
 
-    class DeleteOutput(serializers.Serializer):
+    class SessionDeleteOutputSerializer(serializers.Serializer):
         deleted = serializers.DictField(child=serializers.IntegerField())
 
-    @extend_schema(parameters=[GetParams], responses={200: GetOutput, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=[SessionGetParamsSerializer],
+        responses={200: SessionGetOutputSerializer, 404: ErrorSerializer},
+    )
     def get(self, request: Request, session_id: str) -> Response:
-        params = self.GetParams(data=request.query_params)
+        params = self.SessionGetParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         session = session_get(tenant=tenant_of(request), session_id=session_id)
         messages = session_messages(session=session, limit=params.validated_data.get("limit"))
-        return Response(self.GetOutput({"session": session, "messages": messages}).data)
+        return Response(self.SessionGetOutputSerializer({"session": session, "messages": messages}).data)
 
-    @extend_schema(parameters=[DeleteParams], responses={200: DeleteOutput, 404: ErrorSerializer})
+    @extend_schema(
+        parameters=[SessionDeleteParamsSerializer],
+        responses={200: SessionDeleteOutputSerializer, 404: ErrorSerializer},
+    )
     def delete(self, request: Request, session_id: str) -> Response:
-        params = self.DeleteParams(data=request.query_params)
+        params = self.SessionDeleteParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         counts = session_delete(
             tenant=tenant_of(request), session_id=session_id, memories=params.validated_data["memories"]
         )
-        return Response(self.DeleteOutput({"deleted": counts}).data)
+        return Response(self.SessionDeleteOutputSerializer({"deleted": counts}).data)

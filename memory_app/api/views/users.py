@@ -14,19 +14,22 @@ from memory_app.services.forget import user_memories_delete
 class UserMemoriesApi(APIView):
     """`DELETE /api/v1/users/{user_id}/memories`: forget a user (hard delete, lineage included)."""
 
-    class DeleteParams(serializers.Serializer):
+    class UserMemoriesDeleteParamsSerializer(serializers.Serializer):
         episodic = serializers.BooleanField(required=False, default=True)
         semantic = serializers.BooleanField(required=False, default=True)
         procedural = serializers.BooleanField(required=False, default=True)
         short_term = serializers.BooleanField(required=False, default=True)
 
-    class DeleteOutput(serializers.Serializer):
+    class UserMemoriesDeleteOutputSerializer(serializers.Serializer):
         user_id = serializers.CharField()
         deleted = serializers.DictField(child=serializers.IntegerField())
 
-    @extend_schema(parameters=[DeleteParams], responses={200: DeleteOutput, 400: ErrorSerializer})
+    @extend_schema(
+        parameters=[UserMemoriesDeleteParamsSerializer],
+        responses={200: UserMemoriesDeleteOutputSerializer, 400: ErrorSerializer},
+    )
     def delete(self, request: Request, user_id: str) -> Response:
-        params = self.DeleteParams(data=request.query_params)
+        params = self.UserMemoriesDeleteParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         counts = user_memories_delete(tenant=tenant_of(request), user_id=user_id, **params.validated_data)
-        return Response(self.DeleteOutput({"user_id": user_id, "deleted": counts}).data)
+        return Response(self.UserMemoriesDeleteOutputSerializer({"user_id": user_id, "deleted": counts}).data)

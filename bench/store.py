@@ -1,0 +1,222 @@
+"""Store latency and throughput with dedup on and off, in a scope already holding N memories.
+
+    python bench/store.py [--quick] [--json] [--sizes 10000,100000] [--stores N] [--reload]
+
+Embeddings are precomputed (MemoryInput.embedding), so the figures are the service's own cost:
+validation, the scope lock, the hash tier, candidates (exact or HNSW plan by scope size), the offline
+judge, and the insert / merge / supersede / review writes. Each size lives in its own database on the
+same server (`memory_bench_store_<rows>`), loaded once with COPY and kept, so tests never see it; every
+run removes what it stored and re-activates what it merged, so reruns start from the same table.
+Single-item stores are timed one request at a time; "batch" stores 50 items per call. Also timed: the
+candidate query alone under each plan. With --json the last line of stdout is one JSON object; results
+are also written to bench/results/store.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
+os.environ.setdefault("LOG_LEVEL", "warning")
+
+import django  # noqa: E402
+import numpy as np  # noqa: E402
+import store_data  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "store.json"
+BATCH = 50
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def use_database(name: str) -> None:
+    """Point Django at the bench database (created on the same server when missing)."""
+    import psycopg
+    from django.conf import settings
+    from django.db import connections
+
+    config = settings.DATABASES["default"]
+    params = {
+        "dbname": config["NAME"],
+        "user": config["USER"],
+        "host": config["HOST"],
+        "port": config["PORT"],
+    }
+    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    connections.close_all()
+    config["NAME"] = name
+    for alias in list(connections):
+        del connections[alias]
+    connections.settings = connections.configure_settings(settings.DATABASES)
+
+
+def prepare(rows: int, *, reload: bool):  # type: ignore[no-untyped-def]
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory_app.models import Tenant
+
+    use_database(store_data.database_name(rows))
+    call_command("migrate", verbosity=0)
+    tenant, _ = Tenant.objects.get_or_create(slug=store_data.TENANT_SLUG, defaults={"name": "bench store"})
+    with connection.cursor() as cur:
+        loaded = store_data.loaded_rows(cur)
+    if reload or loaded != rows:
+        log(f"loading {rows:,} rows into {store_data.database_name(rows)} (kept for later runs)")
+        store_data.load(rows, tenant.pk, log=log)
+    return tenant
+
+
+def reset(tenant, max_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Undo the run's effects: drop what it stored, re-activate what it merged or superseded."""
+    from django.db import connection
+
+    from memory_app.models import DuplicateCluster, Memory, MemoryChange
+
+    DuplicateCluster.objects.filter(tenant=tenant).delete()
+    MemoryChange.objects.filter(tenant=tenant).delete()
+    Memory.objects.filter(tenant=tenant, pk__lte=max_id).exclude(status="active").update(
+        status="active", superseded_by=None
+    )
+    Memory.objects.filter(tenant=tenant, pk__lte=max_id, access_count__gt=0).update(
+        access_count=0, last_accessed_at=None
+    )
+    Memory.objects.filter(tenant=tenant, pk__gt=max_id).update(superseded_by=None)
+    Memory.objects.filter(tenant=tenant, pk__gt=max_id).delete()
+    with connection.cursor() as cur:
+        cur.execute("VACUUM memory_app_memory")
+
+
+def percentile(values: list[float], q: float) -> float:
+    return round(float(np.percentile(values, q)), 2)
+
+
+def time_stores(tenant, items, *, dedup: bool, batch: int = 1) -> dict:  # type: ignore[no-untyped-def]
+    from collections import Counter
+
+    from memory_app.services.store import memory_store
+    from memory_app.services.store_types import MemoryInput, StoreOptions
+
+    options = StoreOptions(deduplicate=dedup)
+    inputs = [MemoryInput(text=t, embedding=v, **store_data.SCOPE) for t, v in items]
+    latencies, outcomes = [], Counter()
+    started = time.perf_counter()
+    for start in range(0, len(inputs), batch):
+        chunk = inputs[start : start + batch]
+        t0 = time.perf_counter()
+        result = memory_store(tenant=tenant, items=chunk, options=options)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        outcomes.update(o.outcome for o in result)
+    total = time.perf_counter() - started
+    return {
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+        "mean_ms": round(float(np.mean(latencies)), 2),
+        "per_second": round(len(inputs) / total, 1),
+        "outcomes": dict(outcomes),
+    }
+
+
+def time_candidates(tenant, items, *, exact: bool) -> dict:  # type: ignore[no-untyped-def]
+    from django.db import transaction
+
+    from memory_app.judge.calibration import load_calibration
+    from memory_app.selectors.neighbours import Scope, scope_neighbours
+
+    scope = Scope(store_data.SCOPE["user_id"], store_data.SCOPE["namespace"], store_data.SCOPE["kind"])
+    radius = load_calibration(store_data.MODEL).candidate_radius
+    latencies = []
+    for _, vector in items:
+        t0 = time.perf_counter()
+        with transaction.atomic():
+            scope_neighbours(tenant=tenant, scope=scope, embedding=vector, k=5, radius=radius, exact=exact)
+        latencies.append((time.perf_counter() - t0) * 1000)
+    return {"p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
+
+
+def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
+    from django.conf import settings
+    from django.db.models import Max
+
+    from memory_app.models import Memory
+    from memory_app.selectors.neighbours import Scope, scope_is_small
+
+    tenant = prepare(rows, reload=reload)
+    max_id = Memory.objects.filter(tenant=tenant).aggregate(m=Max("id"))["m"] or 0
+    reset(tenant, max_id)
+    scope = Scope(store_data.SCOPE["user_id"], store_data.SCOPE["namespace"], store_data.SCOPE["kind"])
+    plan = "exact" if scope_is_small(tenant=tenant, scope=scope) else "hnsw"
+    result: dict = {"rows": rows, "plan": plan, "exact_scope_max": settings.STORE_EXACT_SCOPE_MAX}
+    warm = store_data.new_items(rows, 20, seed=1)
+    time_stores(tenant, warm, dedup=True)
+    reset(tenant, max_id)
+    for name, dedup in (("plain", False), ("dedup", True)):
+        items = store_data.new_items(rows, stores, seed=2)
+        result[name] = time_stores(tenant, items, dedup=dedup)
+        reset(tenant, max_id)
+        result[f"{name}_batch{BATCH}"] = time_stores(tenant, items, dedup=dedup, batch=BATCH)
+        reset(tenant, max_id)
+        log(f"  {rows:,} rows, {name}: p50 {result[name]['p50_ms']} ms, {result[name]['per_second']}/s")
+    result["dedup_overhead_p50"] = round(result["dedup"]["p50_ms"] / result["plain"]["p50_ms"], 2)
+    probe = store_data.new_items(rows, min(stores, 100), seed=3)
+    result["candidates"] = {
+        "exact": time_candidates(tenant, probe, exact=True),
+        "hnsw": time_candidates(tenant, probe, exact=False),
+    }
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer stores (< 1 minute)")
+    parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
+    parser.add_argument(
+        "--sizes", help="comma-separated scope sizes (default 10000,100000; quick 1000,10000)"
+    )
+    parser.add_argument("--stores", type=int, help="stores timed per mode (default 300; quick 60)")
+    parser.add_argument("--reload", action="store_true", help="rebuild the bench tables")
+    args = parser.parse_args()
+    django.setup()
+    sizes = [int(s) for s in (args.sizes or ("1000,10000" if args.quick else "10000,100000")).split(",")]
+    stores = args.stores or (60 if args.quick else 300)
+    started = time.perf_counter()
+    report = {
+        "bench": "store",
+        "quick": args.quick,
+        "stores_per_mode": stores,
+        "batch_size": BATCH,
+        "sizes": [bench_size(rows, stores, reload=args.reload) for rows in sizes],
+    }
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    for size in report["sizes"]:
+        cand = size["candidates"]
+        print(
+            f"{size['rows']:>8,} rows ({size['plan']}): plain p50 {size['plain']['p50_ms']} ms, "
+            f"dedup p50 {size['dedup']['p50_ms']} ms (x{size['dedup_overhead_p50']}), "
+            f"dedup {size['dedup']['per_second']}/s single, "
+            f"{size[f'dedup_batch{BATCH}']['per_second']}/s batched; "
+            f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms"
+        )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

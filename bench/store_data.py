@@ -1,0 +1,134 @@
+"""A synthetic single-scope memory table for bench/store.py, kept in its own database between runs.
+
+One tenant, one scope (user `bench`, namespace `default`, episodic) of N rows: unit vectors scattered
+around 1,000 random centres (clustered, as a user's memories are), texts naming their row and centre.
+The load drops the indexes, COPYs the rows and rebuilds the indexes (one build is far cheaper than N
+incremental HNSW inserts), then VACUUM ANALYZE.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+DIM = 384
+CENTRES = 1000
+NOISE = 0.75
+SEED = 11
+DATA_VERSION = 1
+MODEL = "all-MiniLM-L6-v2"
+TENANT_SLUG = "bench-store"
+SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}
+COLUMNS = (
+    "tenant_id, kind, user_id, agent_id, namespace, session_id, text, text_hash, embedding, "
+    "embedding_model, topics, entities, event_type, context, category, fact_type, source, metadata, "
+    "created_at, updated_at, pinned, status, access_count, helpful_count, harmful_count, confidence"
+)
+
+
+def database_name(rows: int) -> str:
+    return f"memory_bench_store_{rows}"
+
+
+def centres() -> np.ndarray:
+    rng = np.random.default_rng(SEED)
+    c = rng.standard_normal((CENTRES, DIM)).astype(np.float32)
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def around(points: np.ndarray, rng: np.random.Generator, noise: float = NOISE) -> np.ndarray:
+    v = points + rng.standard_normal(points.shape).astype(np.float32) * (noise / np.sqrt(DIM))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def row_text(i: int, centre: int) -> str:
+    return f"memory {i} about subject {centre % 97} near centre {centre}"
+
+
+def loaded_rows(cursor) -> int | None:  # type: ignore[no-untyped-def]
+    cursor.execute("SELECT to_regclass('bench_store_meta') IS NOT NULL")
+    if not cursor.fetchone()[0]:
+        return None
+    cursor.execute("SELECT rows FROM bench_store_meta WHERE version = %s", [DATA_VERSION])
+    row = cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
+    from django.db import connection
+    from pgvector.psycopg import register_vector
+
+    from memory_app.text import normalized_hash
+
+    connection.ensure_connection()
+    raw = connection.connection
+    register_vector(raw)
+    rng = np.random.default_rng(SEED + rows)
+    cents = centres()
+    t0 = time.perf_counter()
+    with raw.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS bench_store_meta")
+        cur.execute("TRUNCATE memory_app_memory CASCADE")
+        cur.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_app_memory' "
+            "AND indexname NOT LIKE '%%pkey' AND indexname NOT IN "
+            "(SELECT conname FROM pg_constraint WHERE conrelid = 'memory_app_memory'::regclass)"
+        )
+        definitions = dict(cur.fetchall())
+        for name in definitions:
+            cur.execute(f"DROP INDEX {name}")
+        raw.commit()
+        base = datetime(2025, 1, 1, tzinfo=UTC)
+        which = rng.integers(0, CENTRES, rows)
+        vectors = around(cents[which], rng)
+        with cur.copy(f"COPY memory_app_memory ({COLUMNS}) FROM STDIN") as copy:
+            for i in range(rows):
+                text = row_text(i, int(which[i]))
+                created = base + timedelta(minutes=i)
+                copy.write_row(
+                    (
+                        tenant_id, "episodic", "bench", "", "default", "", text, normalized_hash(text),
+                        vectors[i], MODEL, [], [], "", "", "", "", "", "{}",
+                        created, created, False, "active", 0, 0, 0, 0.5,
+                    )
+                )  # fmt: skip
+        raw.commit()
+        log(f"  copied {rows:,} rows ({time.perf_counter() - t0:.0f} s)")
+        cur.execute("SET maintenance_work_mem = '1GB'")
+        for name, definition in definitions.items():
+            t1 = time.perf_counter()
+            cur.execute(definition)
+            raw.commit()
+            log(f"  built {name} in {time.perf_counter() - t1:.0f} s")
+        cur.execute("CREATE TABLE bench_store_meta (rows integer NOT NULL, version integer NOT NULL)")
+        cur.execute("INSERT INTO bench_store_meta VALUES (%s, %s)", [rows, DATA_VERSION])
+        raw.commit()
+    with raw.cursor() as cur:
+        cur.execute("VACUUM ANALYZE memory_app_memory")
+    log(f"  loaded in {time.perf_counter() - t0:.0f} s")
+
+
+def new_items(rows: int, count: int, seed: int) -> list[tuple[str, np.ndarray]]:
+    """Half near-restatements of stored rows (distance ~0.05-0.15: candidates, the judge runs), half new
+    points around the same centres (usually no candidate within the radius)."""
+    rng = np.random.default_rng(seed)
+    regen = np.random.default_rng(SEED + rows)
+    cents = centres()
+    which = regen.integers(0, CENTRES, rows)
+    stored = around(cents[which], regen)
+    items = []
+    for n in range(count):
+        if n % 2 == 0:
+            i = int(rng.integers(0, rows))
+            vector = around(stored[i : i + 1], rng, noise=0.45)[0]
+            items.append(
+                (row_text(i, int(which[i])).replace("memory", "a note", 1) + f" (run {seed})", vector)
+            )
+        else:
+            c = int(rng.integers(0, CENTRES))
+            vector = around(cents[c : c + 1], rng)[0]
+            items.append((f"fresh memory {seed}-{n} about subject {c % 97} near centre {c}", vector))
+    return items

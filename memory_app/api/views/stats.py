@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_app.api.serializers import ErrorSerializer
+from memory_app.selectors.embedding_stats import embedding_stats
+
+
+class EmbeddingStatsFilterSerializer(serializers.Serializer):
+    model = serializers.CharField(required=False, max_length=200)
+
+
+class EmbeddingModelStatsSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    exact_hits = serializers.IntegerField()
+    normalized_hits = serializers.IntegerField()
+    near_hits = serializers.IntegerField()
+    misses = serializers.IntegerField()
+    provider_calls = serializers.IntegerField()
+    tokens_embedded = serializers.IntegerField()
+    tokens_avoided = serializers.IntegerField()
+    lookups = serializers.IntegerField()
+    hit_rate = serializers.FloatField()
+    estimated_cost_saved = serializers.FloatField()
+    price_per_1k_tokens = serializers.FloatField()
+    cache_entries = serializers.IntegerField()
+    updated_at = serializers.CharField(allow_null=True)
+
+
+class EmbeddingStatsOutputSerializer(serializers.Serializer):
+    models = EmbeddingModelStatsSerializer(many=True)
+
+
+class EmbeddingStatsApi(APIView):
+    """`GET /api/v1/stats/embeddings`: embedding-cache counters per model (service-wide)."""
+
+    @extend_schema(
+        parameters=[EmbeddingStatsFilterSerializer],
+        responses={200: EmbeddingStatsOutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        params = EmbeddingStatsFilterSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        rows = embedding_stats(model=params.validated_data.get("model"))
+        return Response(EmbeddingStatsOutputSerializer({"models": [r.as_dict() for r in rows]}).data)

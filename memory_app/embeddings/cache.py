@@ -1,0 +1,273 @@
+"""The embedding cache in front of the provider: exact hash, normalised hash, near duplicate.
+
+Everything here is per text but done in batch: one query per tier for a whole call, one provider
+call for all the misses, one INSERT for the new rows. Identical texts within a call are looked up
+once. Cache SQL runs in a savepoint when the caller is inside a transaction, so a broken cache
+table or index costs one warning and a provider call, never the caller's write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, proxy_vectors
+from memory_app.embeddings.providers import EmbeddingProvider
+from memory_app.embeddings.stats import CACHE_ERRORS, BatchCounts, stats_record
+from memory_app.embeddings.tokens import count_tokens
+from memory_app.models import EmbeddingCacheEntry
+from memory_app.text import content_hash, normalized_hash
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class _CacheHealth:
+    """One warning when the cache table starts failing, one info line when it recovers."""
+
+    broken = False
+
+    def failed(self, stage: str, exc: Exception) -> None:
+        if not self.broken:
+            logger.warning("embedding cache unavailable at %s (%s); embedding without it", stage, exc)
+        self.broken = True
+
+    def worked(self) -> None:
+        if self.broken:
+            logger.info("embedding cache available again")
+        self.broken = False
+
+
+health = _CacheHealth()
+
+
+def _guarded(stage: str, work: Callable[[], T], *, own_transaction: bool = False) -> T | None:
+    """Run cache SQL so that its failure can neither raise nor poison the caller's transaction."""
+    try:
+        if connection.in_atomic_block or own_transaction:
+            with transaction.atomic():
+                return work()
+        return work()
+    except CACHE_ERRORS as exc:
+        health.failed(stage, exc)
+        return None
+
+
+@dataclass
+class _Item:
+    """One distinct text of the call (identical texts share an item)."""
+
+    text: str
+    chash: str
+    positions: list[int]
+    nhash: str = ""
+    vector: np.ndarray | None = None
+    tier: str = ""
+    tokens: int | None = None
+    proxy: np.ndarray | None = None
+    hit_entry: int | None = None
+    leader: _Item | None = None  # another item of this call whose embedding this one reuses
+    followers: list[_Item] = field(default_factory=list)
+
+
+def cached_embed(texts: list[str], provider: EmbeddingProvider) -> np.ndarray:
+    model = provider.model
+    items: dict[str, _Item] = {}
+    for position, text in enumerate(texts):
+        chash = content_hash(text)
+        item = items.get(chash)
+        if item is None:
+            items[chash] = _Item(text=text, chash=chash, positions=[position])
+        else:
+            item.positions.append(position)
+
+    todo = list(items.values())
+    todo = _exact_tier(model, todo)
+    todo = _normalized_tier(model, todo)
+    near = near_dup_enabled(provider_is_remote=provider.is_remote)
+    if near and todo:
+        todo = _near_tier(model, todo)
+    if todo:
+        _embed_misses(provider, todo, with_proxy=near)
+    for item in items.values():
+        if item.leader is not None:
+            item.vector = item.leader.vector
+
+    out = np.empty((len(texts), provider.dimensions), dtype=np.float32)
+    counts = BatchCounts(provider_calls=provider.requests_for([i.text for i in todo]) if todo else 0)
+    hit_ids: list[int] = []
+    for item in items.values():
+        out[item.positions] = item.vector
+        _count(counts, item, model)
+        if item.hit_entry is not None:
+            hit_ids.append(item.hit_entry)
+    stats_record(model=model, counts=counts, hit_entry_ids=hit_ids)
+    logger.debug(
+        "embed batch model=%s texts=%d exact=%d normalized=%d near=%d misses=%d",
+        model,
+        len(texts),
+        counts.exact_hits,
+        counts.normalized_hits,
+        counts.near_hits,
+        counts.misses,
+    )
+    return out
+
+
+def _count(counts: BatchCounts, item: _Item, model: str) -> None:
+    tokens = item.tokens if item.tokens is not None else count_tokens(item.text, model)
+    repeats = len(item.positions) - 1  # later copies in the same call cost nothing
+    counts.exact_hits += repeats
+    counts.tokens_avoided += repeats * tokens
+    if item.tier == "miss":
+        counts.misses += 1
+        counts.tokens_embedded += tokens
+        return
+    counts.tokens_avoided += tokens
+    if item.tier == "exact":
+        counts.exact_hits += 1
+    elif item.tier == "normalized":
+        counts.normalized_hits += 1
+    else:
+        counts.near_hits += 1
+
+
+def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
+    by_hash = {item.chash: item for item in todo}
+
+    def lookup() -> list[tuple[int, str, object, int]]:
+        return list(
+            EmbeddingCacheEntry.objects.filter(model=model, content_hash__in=list(by_hash)).values_list(
+                "id", "content_hash", "embedding", "token_count"
+            )
+        )
+
+    rows = _guarded("exact lookup", lookup)
+    if rows is None:
+        return todo
+    health.worked()
+    for entry_id, chash, embedding, tokens in rows:
+        item = by_hash[chash]
+        item.vector, item.tier, item.tokens, item.hit_entry = _vec(embedding), "exact", tokens, entry_id
+    return [item for item in todo if not item.tier]
+
+
+def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
+    groups: dict[str, list[_Item]] = {}
+    for item in todo:
+        item.nhash = normalized_hash(item.text)
+        groups.setdefault(item.nhash, []).append(item)
+
+    def lookup() -> list[tuple[int, str, object]]:
+        return list(
+            EmbeddingCacheEntry.objects.filter(model=model, normalized_hash__in=list(groups))
+            .order_by("normalized_hash", "id")
+            .distinct("normalized_hash")
+            .values_list("id", "normalized_hash", "embedding")
+        )
+
+    rows = _guarded("normalized lookup", lookup) if not health.broken else None
+    for entry_id, nhash, embedding in rows or []:
+        for item in groups.pop(nhash):
+            item.vector, item.tier, item.hit_entry = _vec(embedding), "normalized", entry_id
+    remaining = []
+    for group in groups.values():
+        leader, *rest = group
+        remaining.append(leader)
+        for item in rest:  # normalised-equal texts of this call: embed the first, reuse it
+            item.tier, item.leader = "normalized", leader
+    return remaining
+
+
+def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
+    proxies = proxy_vectors([item.text for item in todo])
+    for item, proxy in zip(todo, proxies, strict=True):
+        item.proxy = proxy
+    threshold = settings.SEMANTIC_DEDUP_THRESHOLD
+    matches = None
+    if not health.broken and index_state.check():
+        matches = _guarded(
+            "near-duplicate lookup", lambda: near_lookup(model=model, proxies=proxies), own_transaction=True
+        )
+        if matches is None:
+            index_state.set(False, "lookup failed")
+    remaining: list[_Item] = []
+    for i, item in enumerate(todo):
+        logger.debug("semantic dedup check model=%s hash=%s", model, item.chash[:16])
+        match = matches[i] if matches else None
+        if match is not None and match.score >= threshold:
+            item.vector, item.tier, item.hit_entry = match.embedding, "near", match.entry_id
+            logger.info(
+                "semantic dedup hit model=%s score=%.4f threshold=%.3f hash=%s reused=%s",
+                model,
+                match.score,
+                threshold,
+                item.chash[:16],
+                match.content_hash[:16],
+            )
+            continue
+        leader = _batch_leader(item, remaining, threshold)
+        if leader is not None:
+            item.tier, item.leader = "near", leader
+            continue
+        logger.info(
+            "semantic dedup miss model=%s score=%s threshold=%.3f hash=%s",
+            model,
+            f"{match.score:.4f}" if match is not None else "none",
+            threshold,
+            item.chash[:16],
+        )
+        remaining.append(item)
+    return remaining
+
+
+def _batch_leader(item: _Item, leaders: list[_Item], threshold: float) -> _Item | None:
+    """A near-identical text earlier in this same call, whose embedding this one can share."""
+    if not leaders:
+        return None
+    scores = np.stack([leader.proxy for leader in leaders]) @ item.proxy  # type: ignore[misc]
+    best = int(np.argmax(scores))
+    if scores[best] < threshold:
+        return None
+    leader = leaders[best]
+    logger.info(
+        "semantic dedup hit model=(same call) score=%.4f threshold=%.3f hash=%s reused=%s",
+        float(scores[best]),
+        threshold,
+        item.chash[:16],
+        leader.chash[:16],
+    )
+    return leader
+
+
+def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy: bool) -> None:
+    vectors = provider.embed([item.text for item in todo])
+    for item, vector in zip(todo, vectors, strict=True):
+        item.vector, item.tier = vector, "miss"
+        item.tokens = count_tokens(item.text, provider.model)
+    if health.broken or not settings.EMBEDDING_CACHE_ENABLED:
+        return
+    rows = [
+        EmbeddingCacheEntry(
+            model=provider.model,
+            dimensions=provider.dimensions,
+            content_hash=item.chash,
+            normalized_hash=item.nhash or normalized_hash(item.text),
+            embedding=item.vector,
+            proxy_embedding=item.proxy if with_proxy else None,
+            token_count=item.tokens or 0,
+        )
+        for item in todo
+    ]
+    # A concurrent writer may have cached the same text a moment ago: theirs is as good as ours.
+    _guarded("insert", lambda: EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True))
+
+
+def _vec(value: object) -> np.ndarray:
+    return np.asarray(value, dtype=np.float32)

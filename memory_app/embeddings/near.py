@@ -1,0 +1,142 @@
+"""Tier 3 of the embedding cache: reuse the embedding of a near-identical cached text.
+
+Similarity comes from a proxy that is much cheaper than the provider: the local MiniLM model
+(about a millisecond a text batched on a CPU, against a network round trip and a bill). Two texts
+whose proxy vectors have cosine similarity >= SEMANTIC_DEDUP_THRESHOLD share the provider's
+embedding. With the local model as the provider the proxy would cost exactly what it saves, so the
+tier is off by default there (EMBEDDING_NEAR_DUP=auto).
+
+The lookup is one query for a whole batch: a LATERAL nearest-neighbour scan of the HNSW index
+`embcache_proxy_hnsw` with LIMIT 1 per text; the threshold is applied to the returned score, never
+inside the query (inside, an unsatisfiable threshold makes HNSW visit thousands of tuples).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+from pgvector.django.vector import Vector
+
+from memory_app.embeddings.stats import CACHE_ERRORS
+from memory_app.models import EmbeddingCacheEntry
+
+logger = logging.getLogger(__name__)
+INDEX_NAME = "embcache_proxy_hnsw"
+INDEX_CHECK_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class NearMatch:
+    entry_id: int
+    content_hash: str
+    embedding: np.ndarray
+    score: float
+
+
+def near_dup_enabled(*, provider_is_remote: bool) -> bool:
+    mode = settings.EMBEDDING_NEAR_DUP
+    return mode == "on" or (mode == "auto" and provider_is_remote)
+
+
+def proxy_vectors(texts: list[str]) -> np.ndarray:
+    from memory_app.embeddings.local import local_embed
+
+    return local_embed(texts)
+
+
+class _IndexState:
+    """Whether the HNSW index is usable, rechecked every minute; one warning per outage."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.usable: bool | None = None
+        self.checked_at = 0.0
+
+    def check(self) -> bool:
+        now = time.monotonic()
+        if self.usable is not None and now - self.checked_at < INDEX_CHECK_SECONDS:
+            return self.usable
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT i.indisvalid AND i.indisready FROM pg_index i "
+                    "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
+                    [INDEX_NAME],
+                )
+                row = cursor.fetchone()
+            usable, reason = bool(row and row[0]), "missing or invalid"
+        except CACHE_ERRORS as exc:
+            usable, reason = False, str(exc)
+        self.set(usable, reason)
+        return usable
+
+    def set(self, usable: bool, reason: str = "") -> None:
+        with self.lock:
+            if self.usable is not False and not usable:
+                logger.warning(
+                    "embedding cache: near-duplicate index %s unusable (%s); using the hash tiers only",
+                    INDEX_NAME,
+                    reason,
+                )
+            elif self.usable is False and usable:
+                logger.info("embedding cache: near-duplicate index %s usable again", INDEX_NAME)
+            self.usable = usable
+            self.checked_at = time.monotonic()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.usable, self.checked_at = None, 0.0
+
+
+index_state = _IndexState()
+
+
+def _lateral_sql() -> str:
+    table = EmbeddingCacheEntry._meta.db_table
+    return (
+        "SELECT q.ord, n.id, n.content_hash, n.embedding::text, n.distance "
+        "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, ord) "
+        "CROSS JOIN LATERAL ("
+        f"  SELECT e.id, e.content_hash, e.embedding, e.proxy_embedding <=> q.v AS distance FROM {table} e"
+        "   WHERE e.model = %s AND e.proxy_embedding IS NOT NULL"
+        "   ORDER BY e.proxy_embedding <=> q.v LIMIT 1"
+        ") AS n"
+    )
+
+
+def near_lookup(*, model: str, proxies: np.ndarray) -> list[NearMatch | None]:
+    """The nearest cached text per proxy row (None when the cache has none); raises DatabaseError.
+
+    Must run inside a transaction (the caller's savepoint or its own): the HNSW settings are
+    SET LOCAL and restored afterwards, so the caller's own queries see their own settings.
+    """
+    found: list[NearMatch | None] = [None] * len(proxies)
+    if not len(proxies):
+        return found
+    literals = [Vector._to_db(row) for row in proxies]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
+        )
+        previous = cursor.fetchone()
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)],
+        )
+        cursor.execute(_lateral_sql(), [literals, model])
+        rows = cursor.fetchall()
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
+            [previous[0] or "40", previous[1] or "off"],
+        )
+    for ordinal, entry_id, chash, embedding, distance in rows:
+        vector = np.asarray(Vector._from_db(embedding), dtype=np.float32)
+        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance))
+    return found

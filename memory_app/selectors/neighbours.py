@@ -1,0 +1,129 @@
+"""Store-time candidates: the active memories of one scope within a cosine-distance radius.
+
+The plan depends on the scope's size (see "Vector search on this stack, measured"):
+- small scope (<= STORE_EXACT_SCOPE_MAX active rows, the common case: one user's memories): its rows
+  through the B-tree `memory_scope_idx` in a MATERIALIZED CTE, ordered by exact distance. Exact recall.
+- large scope: the HNSW index with `hnsw.iterative_scan = relaxed_order` and `hnsw.ef_search` set
+  locally in the caller's transaction, so the scope filter cannot starve the LIMIT.
+In both, the radius is applied outside the LIMIT: inside, an unsatisfiable radius would make the
+index scan walk tens of thousands of tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from memory_app.models import Memory, Tenant
+from memory_app.models.memory import MemoryStatus
+
+
+@dataclass(frozen=True)
+class Scope:
+    user_id: str
+    namespace: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    memory_id: int
+    text: str
+    created_at: datetime
+    embedding: np.ndarray
+    distance: float
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.8g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+_SCOPE_WHERE = "tenant_id = %s AND user_id = %s AND namespace = %s AND kind = %s AND status = %s"
+
+
+def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) -> bool:
+    """Counts at most limit+1 rows (an index-only scan of memory_scope_idx), so it stays cheap."""
+    limit = settings.STORE_EXACT_SCOPE_MAX if limit is None else limit
+    table = Memory._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {_SCOPE_WHERE} LIMIT %s) s",
+            [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE, limit + 1],
+        )
+        return int(cursor.fetchone()[0]) <= limit
+
+
+def _exact_sql(table: str) -> str:
+    return f"""
+        WITH scope AS MATERIALIZED (
+            SELECT id, embedding FROM {table}
+            WHERE {_SCOPE_WHERE} AND embedding IS NOT NULL
+        ), nearest AS (
+            SELECT id, embedding <=> %s::vector AS distance FROM scope ORDER BY distance LIMIT %s
+        )
+        SELECT m.id, m.text, m.created_at, m.embedding::text, n.distance
+        FROM nearest n JOIN {table} m ON m.id = n.id
+        WHERE n.distance <= %s ORDER BY n.distance, m.id
+    """
+
+
+def _hnsw_sql(table: str) -> str:
+    return f"""
+        WITH nearest AS MATERIALIZED (
+            SELECT id, embedding <=> %s::vector AS distance FROM {table}
+            WHERE {_SCOPE_WHERE}
+            ORDER BY embedding <=> %s::vector LIMIT %s
+        )
+        SELECT m.id, m.text, m.created_at, m.embedding::text, n.distance
+        FROM nearest n JOIN {table} m ON m.id = n.id
+        WHERE n.distance <= %s ORDER BY n.distance, m.id
+    """
+
+
+def _parse(text: str) -> np.ndarray:
+    return np.array(text[1:-1].split(","), dtype=np.float32)
+
+
+def scope_neighbours(
+    *,
+    tenant: Tenant,
+    scope: Scope,
+    embedding: np.ndarray,
+    k: int,
+    radius: float,
+    exact: bool | None = None,
+) -> list[Neighbour]:
+    """Up to k active rows of the scope with cosine distance <= radius, nearest first.
+
+    `exact=None` picks the plan from the scope's size; True/False force one (tests, benchmarks).
+    Runs in the caller's transaction (the store's), or in one of its own: SET LOCAL needs one.
+    """
+    if not connection.in_atomic_block:
+        with transaction.atomic():
+            return scope_neighbours(
+                tenant=tenant, scope=scope, embedding=embedding, k=k, radius=radius, exact=exact
+            )
+    table = Memory._meta.db_table
+    if exact is None:
+        exact = scope_is_small(tenant=tenant, scope=scope)
+    literal = vector_literal(embedding)
+    scope_params = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
+    with connection.cursor() as cursor:
+        if exact:
+            cursor.execute(_exact_sql(table), [*scope_params, literal, k, radius])
+        else:
+            # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
+            ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
+            cursor.execute(
+                f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}"
+            )
+            cursor.execute(_hnsw_sql(table), [literal, *scope_params, literal, k, radius])
+        rows = cursor.fetchall()
+    return [
+        Neighbour(memory_id=r[0], text=r[1], created_at=r[2], embedding=_parse(r[3]), distance=float(r[4]))
+        for r in rows
+    ]

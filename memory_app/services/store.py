@@ -1,0 +1,270 @@
+"""The write path: `memory_store` stores new memories without losing or duplicating a fact.
+
+Per new memory, in its scope (tenant, user_id, namespace, kind):
+1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped;
+2. candidates: active neighbours within the loose radius (selectors.neighbours, scope-aware plan);
+3. the relation judge labels each candidate, `decide()` picks the action;
+4. merge (duplicate/refine), supersede (update), store (distinct), or store + review queue (unsure),
+   always through services.lineage so no row is ever deleted.
+A transaction-scoped advisory lock per scope makes check+act atomic against concurrent stores of the
+same scope; the partial unique constraint `memory_active_text_unique` backs exact duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.models import Memory, Tenant
+from memory_app.models.memory import MemoryStatus
+from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
+from memory_app.services.actors import Actor
+from memory_app.services.memories import memory_build, memory_touch
+from memory_app.services.store_actions import act_on_decision
+from memory_app.services.store_config import DedupConfig, resolve_dedup_config
+from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store_validation import store_items_validate
+from memory_app.text import normalized_hash
+
+logger = logging.getLogger(__name__)
+
+
+def scope_of(item: MemoryInput) -> Scope:
+    return Scope(user_id=item.user_id, namespace=item.namespace, kind=item.kind)
+
+
+def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
+    """A signed 64-bit key for pg_advisory_xact_lock, stable across processes."""
+    raw = "\x1f".join([str(tenant.pk), scope.user_id, scope.namespace, scope.kind]).encode()
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big", signed=True)
+
+
+def _embed(items: Sequence[MemoryInput]) -> list[np.ndarray | None]:
+    """One embed_texts call for the items without a vector. A provider failure degrades: the memory
+    is still stored (hash dedup only, no vector) and a warning is logged."""
+    vectors: list[np.ndarray | None] = [item.embedding for item in items]
+    missing = [i for i, v in enumerate(vectors) if v is None]
+    if not missing:
+        return vectors
+    try:
+        computed = embed_texts([items[i].text for i in missing])
+    except Exception:
+        logger.warning("embedding failed for %d memories; storing them without vectors", len(missing))
+        return vectors
+    for i, vector in zip(missing, computed, strict=True):
+        vectors[i] = np.asarray(vector, dtype=np.float32)
+    return vectors
+
+
+def memory_store(
+    *,
+    tenant: Tenant,
+    items: list[MemoryInput],
+    options: StoreOptions | None = None,
+    actor: Actor | None = None,
+    judge: Any = None,
+) -> list[StoreOutcome]:
+    """Store a batch; one outcome per item in input order. Items of one batch dedup against each other.
+
+    `judge`: a RelationJudge instance used instead of `get_judge(name)` (evaluating another judge).
+
+    The whole batch is validated first (nothing is written if one item is bad) and embedded in one
+    call outside the transaction; then one transaction takes the scopes' locks in a fixed order (so two
+    batches can never deadlock) and stores item after item.
+    """
+    cleaned = store_items_validate(items)
+    vectors = _embed(cleaned)
+    return _store_batch(
+        tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
+    )
+
+
+@transaction.atomic
+def _store_batch(
+    *,
+    tenant: Tenant,
+    items: list[MemoryInput],
+    vectors: list[np.ndarray | None],
+    options: StoreOptions | None,
+    actor: Actor | None,
+    judge: Any,
+) -> list[StoreOutcome]:
+    model = embedding_model_name()
+    with connection.cursor() as cursor:
+        for key in sorted({scope_lock_key(tenant, scope_of(item)) for item in items}):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    configs: dict[str, DedupConfig] = {}
+    outcomes = []
+    for item, vector in zip(items, vectors, strict=True):
+        if item.agent_id not in configs:
+            configs[item.agent_id] = resolve_dedup_config(
+                tenant=tenant, agent_id=item.agent_id, options=options, model=model
+            )
+        outcomes.append(
+            _store_one(
+                tenant=tenant,
+                item=item,
+                vector=vector,
+                config=configs[item.agent_id],
+                model=model,
+                actor=actor,
+                judge=judge,
+            )
+        )
+    return outcomes
+
+
+def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
+    return (
+        Memory.objects.filter(
+            tenant=tenant,
+            user_id=item.user_id,
+            namespace=item.namespace,
+            kind=item.kind,
+            status=MemoryStatus.ACTIVE,
+            text_hash=normalized_hash(item.text),
+        )
+        .only("id", "topics", "entities")
+        .first()
+    )
+
+
+def _duplicate_of(tenant: Tenant, existing: Memory, item: MemoryInput) -> StoreOutcome:
+    """Same text: count the access, and keep any topic or entity the new copy adds."""
+    memory_touch(tenant=tenant, memory_ids=[existing.pk])
+    topics = sorted(set(existing.topics) | set(item.topics))
+    entities = sorted(set(existing.entities) | set(item.entities))
+    if topics != sorted(existing.topics) or entities != sorted(existing.entities):
+        Memory.objects.filter(pk=existing.pk).update(
+            topics=topics, entities=entities, updated_at=timezone.now()
+        )
+    return StoreOutcome(outcome="duplicate_of", memory_id=existing.pk, relation="duplicate", confidence=1.0)
+
+
+def build_item(*, tenant: Tenant, item: MemoryInput, vector: np.ndarray | None, model: str) -> Memory:
+    return memory_build(
+        tenant=tenant,
+        text=item.text,
+        kind=item.kind,
+        embedding=vector,
+        embedding_model=model,
+        user_id=item.user_id,
+        agent_id=item.agent_id,
+        namespace=item.namespace,
+        session_id=item.session_id,
+        topics=item.topics,
+        entities=item.entities,
+        event_type=item.event_type,
+        event_date=item.event_date,
+        context=item.context,
+        category=item.category,
+        fact_type=item.fact_type,
+        source=item.source,
+        metadata=dict(item.metadata),
+        confidence=item.confidence,
+        pinned=item.pinned,
+        expires_at=item.expires_at,
+    )
+
+
+@dataclass(frozen=True)
+class _Inserted:
+    memory: Memory | None
+    twin: StoreOutcome | None
+
+
+def _insert_or_twin(*, tenant: Tenant, item: MemoryInput, vector: np.ndarray | None, model: str) -> _Inserted:
+    """Insert; if a writer that bypassed the scope lock won the unique text slot, return its row."""
+    try:
+        with transaction.atomic():
+            memory = build_item(tenant=tenant, item=item, vector=vector, model=model)
+            memory.save(force_insert=True)
+            return _Inserted(memory, None)
+    except IntegrityError:
+        existing = _active_twin(tenant, item)
+        if existing is None:
+            raise
+        return _Inserted(None, _duplicate_of(tenant, existing, item))
+
+
+def _store_one(
+    *,
+    tenant: Tenant,
+    item: MemoryInput,
+    vector: np.ndarray | None,
+    config: DedupConfig,
+    model: str,
+    actor: Actor | None,
+    judge: Any,
+) -> StoreOutcome:
+    existing = _active_twin(tenant, item)
+    if existing is not None:
+        return _duplicate_of(tenant, existing, item)
+    neighbours: list[Neighbour] = []
+    if config.deduplicate and vector is not None:
+        neighbours = scope_neighbours(
+            tenant=tenant, scope=scope_of(item), embedding=vector, k=config.k, radius=config.candidate_radius
+        )
+    decision = None
+    if neighbours:
+        decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
+    inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
+    if inserted.twin is not None:
+        return inserted.twin
+    new = inserted.memory
+    assert new is not None
+    if decision is None:
+        return StoreOutcome(outcome="created", memory_id=new.pk)
+    return act_on_decision(
+        tenant=tenant,
+        new=new,
+        neighbours=neighbours,
+        decision=decision[0],
+        judgements=decision[1],
+        review_below=config.review_below,
+        actor=actor,
+    )
+
+
+def _judge(
+    *,
+    item: MemoryInput,
+    vector: np.ndarray | None,
+    neighbours: list[Neighbour],
+    config: DedupConfig,
+    judge: Any,
+) -> tuple[Any, list[Any]] | None:
+    """The judge's decision, or None (plain store) when the judge itself fails: a write is never
+    dropped because of a judge (the LLM judge already falls back to the offline one by itself)."""
+    from memory_app.judge import JudgeItem
+    from memory_app.judge.policy import decide
+
+    new_item = JudgeItem(text=item.text, embedding=vector, created_at=timezone.now())
+    candidates = [
+        JudgeItem(
+            text=n.text,
+            embedding=n.embedding,
+            created_at=n.created_at,
+            memory_id=n.memory_id,
+            extra={"distance": n.distance},
+        )
+        for n in neighbours
+    ]
+    try:
+        if judge is None:
+            from memory_app.judge import get_judge
+
+            judge = get_judge(config.judge)
+        judgements = judge.judge(new_item, candidates)
+        return decide(judgements, review_below=config.review_below), judgements
+    except Exception:
+        logger.warning("relation judge %r failed; storing without dedup", config.judge, exc_info=True)
+        return None

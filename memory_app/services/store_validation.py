@@ -1,0 +1,79 @@
+"""Checks on a whole batch of MemoryInput before anything is written: one bad item stores nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from django.conf import settings
+
+from memory_app.errors import ApplicationError
+from memory_app.models.memory import MemoryKind
+from memory_app.services.store_types import MemoryInput
+
+SCOPE_FIELD_MAX = 255
+
+
+def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    limit = settings.MEMORY_MAX_TEXT_CHARS
+    text = item.text.strip() if isinstance(item.text, str) else None
+    if text is None:
+        errors["text"] = ["Must be a string."]
+    elif not text:
+        errors["text"] = ["This field may not be blank."]
+    elif len(text) > limit:
+        errors["text"] = [f"Ensure this field has no more than {limit} characters (it has {len(text)})."]
+    if item.kind not in MemoryKind.values:
+        errors["kind"] = [f'"{item.kind}" is not a valid choice; use one of {", ".join(MemoryKind.values)}.']
+    for name in ("user_id", "agent_id", "namespace", "session_id"):
+        value = getattr(item, name)
+        if not isinstance(value, str) or len(value) > SCOPE_FIELD_MAX:
+            errors[name] = [f"Must be a string of at most {SCOPE_FIELD_MAX} characters."]
+    if not item.namespace:
+        errors["namespace"] = ["This field may not be blank."]
+    confidence = item.confidence
+    if confidence is not None and (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0.0 <= float(confidence) <= 1.0
+    ):
+        errors["confidence"] = ["Must be a number between 0 and 1."]
+    if item.embedding is not None:
+        vector = np.asarray(item.embedding, dtype=np.float32)
+        if vector.shape != (settings.EMBEDDING_DIMENSIONS,) or not np.isfinite(vector).all():
+            errors["embedding"] = [f"Must be {settings.EMBEDDING_DIMENSIONS} finite numbers."]
+        elif not np.linalg.norm(vector) > 0:
+            errors["embedding"] = ["Must not be the zero vector (it has no cosine distance)."]
+    return errors
+
+
+def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
+    """The items with stripped text and unit-length vectors, or one ApplicationError naming every bad
+    field as `items[i].field`."""
+    if not items:
+        raise ApplicationError("Give at least one memory.", fields={"items": ["This list may not be empty."]})
+    limit = settings.STORE_MAX_BATCH
+    if len(items) > limit:
+        raise ApplicationError(
+            f"At most {limit} memories per request; got {len(items)}. Nothing was stored.",
+            fields={"items": [f"Ensure this list has no more than {limit} elements."]},
+        )
+    fields: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        for name, messages in _item_errors(item).items():
+            fields[f"items[{index}].{name}"] = messages
+    if fields:
+        bad = sorted({int(key.split("]")[0][6:]) for key in fields})
+        raise ApplicationError(
+            f"Invalid memories at items {', '.join(map(str, bad))}; nothing was stored.", fields=fields
+        )
+    cleaned = []
+    for item in items:
+        vector = None
+        if item.embedding is not None:
+            vector = np.asarray(item.embedding, dtype=np.float32)
+            vector = vector / np.linalg.norm(vector)
+        cleaned.append(replace(item, text=item.text.strip(), embedding=vector))
+    return cleaned

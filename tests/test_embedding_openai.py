@@ -1,0 +1,173 @@
+"""The OpenAI provider against a stubbed HTTP API (respx): batching, order, retries, isolation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import httpx
+import numpy as np
+import pytest
+import respx
+from django.test import override_settings
+
+from memory_app.embeddings import embed_texts
+from memory_app.embeddings.cache import health
+from memory_app.embeddings.openai_provider import backoff_delay
+from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
+from memory_app.errors import ApplicationError
+from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
+from memory_app.text import content_hash, normalized_hash
+
+BASE = "http://openai.test/v1"
+OPENAI = {
+    "EMBEDDING_PROVIDER": "openai",
+    "EMBEDDING_MODEL": "text-embedding-3-small",
+    "OPENAI_API_KEY": "sk-test",
+    "OPENAI_BASE_URL": BASE,
+    "OPENAI_EMBEDDING_BACKOFF_SECONDS": 0.0,
+    "OPENAI_EMBEDDING_MAX_RETRIES": 2,
+    "EMBEDDING_NEAR_DUP": "off",
+}
+
+
+def fake_vector(text: str) -> list[float]:
+    """What the stub server returns for a text: deterministic, unnormalised, 384 numbers."""
+    seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+    return (np.random.default_rng(seed).standard_normal(384) * 3).tolist()
+
+
+def embeddings_reply(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    data = [
+        {"object": "embedding", "index": i, "embedding": fake_vector(t)} for i, t in enumerate(body["input"])
+    ]
+    data.reverse()  # servers may answer out of order; `index` is what counts
+    usage = {"prompt_tokens": len(body["input"]), "total_tokens": len(body["input"])}
+    return httpx.Response(200, json={"object": "list", "data": data, "model": body["model"], "usage": usage})
+
+
+@pytest.fixture(autouse=True)
+def _fresh(db):  # type: ignore[no-untyped-def]
+    stats_pending_reset()
+    health.broken = False
+    with override_settings(**OPENAI):
+        yield
+    stats_pending_reset()
+
+
+@pytest.fixture
+def api():  # type: ignore[no-untyped-def]
+    with respx.mock(assert_all_called=False) as router:
+        yield router
+
+
+def sent_inputs(route: respx.Route) -> list[list[str]]:
+    return [json.loads(call.request.content)["input"] for call in route.calls]
+
+
+def expected(text: str) -> np.ndarray:
+    v = np.asarray(fake_vector(text), dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+@override_settings(OPENAI_EMBEDDING_BATCH_SIZE=2)
+def test_texts_are_sent_in_batches_and_returned_in_input_order(api):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    texts = [f"note number {i}" for i in range(5)]
+    vectors = embed_texts(texts)
+    assert sent_inputs(route) == [texts[0:2], texts[2:4], texts[4:5]]
+    for text, row in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(row, expected(text), atol=1e-6)
+    body = json.loads(route.calls[0].request.content)
+    assert body["model"] == "text-embedding-3-small" and body["dimensions"] == 384
+    assert route.calls[0].request.headers["authorization"] == "Bearer sk-test"
+    embedding_stats_flush()
+    stats = EmbeddingCacheStats.objects.get(model="text-embedding-3-small")
+    assert (stats.misses, stats.provider_calls) == (5, 3)
+
+
+@override_settings(OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST=10)
+def test_a_batch_never_passes_the_token_cap_per_request(api):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    texts = ["one two three four", "five six seven eight", "nine ten eleven twelve"]  # 4 tokens each
+    embed_texts(texts)
+    assert sent_inputs(route) == [texts[0:2], texts[2:3]]
+
+
+def test_cached_texts_are_not_sent_again(api):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    embed_texts(["alpha", "beta"])
+    vectors = embed_texts(["beta", "gamma", "ALPHA!"])
+    assert sent_inputs(route) == [["alpha", "beta"], ["gamma"]]
+    np.testing.assert_allclose(vectors[2], expected("alpha"), atol=1e-6)
+
+
+def test_a_vector_cached_for_another_model_is_not_used(api):
+    EmbeddingCacheEntry.objects.create(
+        model="all-MiniLM-L6-v2",
+        content_hash=content_hash("shared text"),
+        normalized_hash=normalized_hash("shared text"),
+        embedding=np.ones(384, dtype=np.float32) / np.sqrt(384),
+    )
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    vector = embed_texts(["shared text"])[0]
+    assert route.call_count == 1
+    np.testing.assert_allclose(vector, expected("shared text"), atol=1e-6)
+    assert EmbeddingCacheEntry.objects.filter(content_hash=content_hash("shared text")).count() == 2
+
+
+def test_rate_limits_and_server_errors_are_retried(api):
+    route = api.post(f"{BASE}/embeddings").mock(
+        side_effect=[
+            httpx.Response(429, json={"error": {"message": "slow down"}}, headers={"retry-after": "0"}),
+            httpx.Response(502, json={"error": {"message": "bad gateway"}}),
+            embeddings_reply,
+        ]
+    )
+    vector = embed_texts(["retry me"])[0]
+    assert route.call_count == 3
+    np.testing.assert_allclose(vector, expected("retry me"), atol=1e-6)
+
+
+def test_a_connection_error_is_retried(api):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=[httpx.ConnectError("refused"), embeddings_reply])
+    embed_texts(["connect again"])
+    assert route.call_count == 2
+
+
+def test_the_last_failed_retry_raises_a_clear_error_and_caches_nothing(api):
+    route = api.post(f"{BASE}/embeddings").mock(return_value=httpx.Response(503, json={"error": {}}))
+    with pytest.raises(ApplicationError) as raised:
+        embed_texts(["never embedded"])
+    assert raised.value.code == "embedding_provider_unavailable" and raised.value.status == 503
+    assert "after 3 attempts" in raised.value.message
+    assert route.call_count == 3  # OPENAI_EMBEDDING_MAX_RETRIES=2, and none from the SDK itself
+    assert not EmbeddingCacheEntry.objects.exists()
+
+
+def test_a_refused_request_is_not_retried(api):
+    route = api.post(f"{BASE}/embeddings").mock(
+        return_value=httpx.Response(400, json={"error": {"message": "dimensions not supported"}})
+    )
+    with pytest.raises(ApplicationError) as raised:
+        embed_texts(["bad request"])
+    assert raised.value.code == "embedding_provider_error" and route.call_count == 1
+
+
+def test_a_reply_of_the_wrong_size_is_an_error(api):
+    api.post(f"{BASE}/embeddings").mock(
+        return_value=httpx.Response(
+            200,
+            json={"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.1] * 1536}]},
+        )
+    )
+    with pytest.raises(ApplicationError, match="1536 dimensions"):
+        embed_texts(["too wide"])
+
+
+def test_backoff_doubles_and_respects_retry_after():
+    assert 0.375 <= backoff_delay(0, base=0.5) <= 0.625
+    assert 1.5 <= backoff_delay(2, base=0.5) <= 2.5
+    assert backoff_delay(0, base=0.5, retry_after=7) == 7
+    assert backoff_delay(0, base=0.5, retry_after=3600) == 30.0

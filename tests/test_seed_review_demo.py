@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from memory_app.models import DuplicateCluster, Memory, Tenant
+from memory_app.services.review_demo import DEMO_CASES
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_review_demo_plants_pending_clusters_with_real_distances():
+    out = StringIO()
+    call_command("seed_review_demo", "--count", "3", stdout=out)
+    tenant = Tenant.objects.get(slug="review-demo")
+    clusters = list(DuplicateCluster.objects.filter(tenant=tenant, status="pending").order_by("pk"))
+    assert len(clusters) == 3 and "Planted 3 clusters" in out.getvalue()
+    first_texts = sorted(
+        Memory.objects.filter(cluster_memberships__cluster=clusters[0]).values_list("text", flat=True)
+    )
+    assert first_texts == sorted(DEMO_CASES[0][0])
+    # A paraphrase is close and a changed value closer still: the real model's distances, not constants.
+    assert all(0.0 < c.max_distance < 0.6 for c in clusters)
+
+
+def test_seeding_twice_adds_clusters_instead_of_colliding():
+    call_command("seed_review_demo", "--count", "2", stdout=StringIO())
+    call_command("seed_review_demo", "--count", "2", stdout=StringIO())
+    assert DuplicateCluster.objects.filter(tenant__slug="review-demo").count() == 4
