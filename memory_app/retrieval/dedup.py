@@ -9,8 +9,10 @@ is returned, so the agent loses nothing.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -60,10 +62,34 @@ def dedup_groups(
                 merged_text = merged_text or judgement.merged_text
             else:
                 groups.append(DedupGroup(members=[index], text=texts[index]))
-        text = merged_text or (merge([texts[i] for i in kept]) if len(kept) > 1 else texts[leader])
+        text = merged_text or (
+            _merged(merge, tuple(texts[i] for i in kept)) if len(kept) > 1 else texts[leader]
+        )
         groups.append(DedupGroup(members=kept, text=text))
     groups.sort(key=lambda group: group.members[0])
     return groups
+
+
+@lru_cache(maxsize=4096)
+def _merged(merge: Callable[[Sequence[str]], str], texts: tuple[str, ...]) -> str:
+    return merge(texts)
+
+
+@lru_cache(maxsize=8192)
+def _information(text: str) -> int:
+    return information(text)
+
+
+# The same rows come back in search after search, so verdicts are remembered per process: a pair
+# of texts at (almost) the same distance gets the same verdict from a deterministic judge.
+_VERDICTS: OrderedDict[tuple[str, str, str, float], Judgement] = OrderedDict()
+_VERDICTS_MAX = 8192
+
+
+def clear_verdict_cache() -> None:
+    _VERDICTS.clear()
+    _information.cache_clear()
+    _merged.cache_clear()
 
 
 def _judge_pair(
@@ -71,8 +97,18 @@ def _judge_pair(
 ) -> Judgement:
     """Judge two results with the more informative one as "new": the judge's `refine` is
     directional (new adds detail to old), while two search results have no order in time."""
-    old, new = (a, b) if information(texts[b]) >= information(texts[a]) else (b, a)
-    return judge.judge(
+    old, new = (a, b) if _information(texts[b]) >= _information(texts[a]) else (b, a)
+    distance = float(1.0 - np.dot(embeddings[new], embeddings[old]))
+    key = (getattr(judge, "name", type(judge).__name__), texts[new], texts[old], round(distance, 3))
+    cached = _VERDICTS.get(key)
+    if cached is not None:
+        _VERDICTS.move_to_end(key)
+        return cached
+    verdict = judge.judge(
         JudgeItem(text=texts[new], embedding=embeddings[new]),
         [JudgeItem(text=texts[old], embedding=embeddings[old])],
     )[0]
+    _VERDICTS[key] = verdict
+    if len(_VERDICTS) > _VERDICTS_MAX:
+        _VERDICTS.popitem(last=False)
+    return verdict

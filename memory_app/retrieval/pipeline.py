@@ -16,6 +16,20 @@ from memory_app.retrieval.clustering import NOISE, ClusterStats, cluster_stats, 
 from memory_app.retrieval.dedup import DedupGroup, dedup_groups
 from memory_app.retrieval.mmr import cosine_similarities, jaccard_similarities, mmr_order
 
+_blas_limited = False
+
+
+def single_threaded_blas() -> None:
+    """Run BLAS on one thread in this process (once). The matrices here are 50-150 rows: threads
+    cannot speed them up, and on a busy machine waking them cost 50-100 ms a call (measured in
+    bench/pipeline.py: p50 0.3 ms vs 55-115 ms for DBSCAN and MMR on 50 rows under load)."""
+    global _blas_limited
+    if not _blas_limited:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+        _blas_limited = True
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -49,6 +63,7 @@ def run_pipeline(
     mmr_lambda: float,
 ) -> PipelineOutcome:
     """Inputs are in rank order (best first); returns at most `limit` entries."""
+    single_threaded_blas()
     if deduplicate and embeddings is not None and judge is not None and merge is not None:
         groups = dedup_groups(
             texts,
