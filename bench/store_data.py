@@ -18,7 +18,7 @@ DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-DATA_VERSION = 1
+DATA_VERSION = 2
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}
@@ -44,8 +44,36 @@ def around(points: np.ndarray, rng: np.random.Generator, noise: float = NOISE) -
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "tu",
+    "sa",
+    "vo",
+    "ne",
+    "ri",
+    "da",
+    "pel",
+    "zu",
+    "ho",
+    "gri",
+    "fa",
+    "mon",
+)
+# 4,096 pseudo-words; texts carry no digits, so the offline judge sees no "changed number" updates.
+WORDS = tuple(a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in _SYLLABLES)
+
+
+def words_for(key: int, count: int) -> list[str]:
+    rng = np.random.default_rng(key)
+    return [WORDS[j] for j in rng.integers(0, len(WORDS), count)]
+
+
 def row_text(i: int, centre: int) -> str:
-    return f"memory {i} about subject {centre % 97} near centre {centre}"
+    """Shares two topic words with its cluster (centre), six words of its own."""
+    return " ".join(["User", "likes", *words_for(10_000_000 + centre, 2), "and", *words_for(i, 6)])
 
 
 def loaded_rows(cursor) -> int | None:  # type: ignore[no-untyped-def]
@@ -112,8 +140,8 @@ def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
 
 
 def new_items(rows: int, count: int, seed: int) -> list[tuple[str, np.ndarray]]:
-    """Half near-restatements of stored rows (distance ~0.05-0.15: candidates, the judge runs), half new
-    points around the same centres (usually no candidate within the radius)."""
+    """Half restatements of stored rows (distance ~0.1 from their row), half new memories around the
+    same centres (distance ~0.35 from their cluster: candidates within the radius, mostly distinct)."""
     rng = np.random.default_rng(seed)
     regen = np.random.default_rng(SEED + rows)
     cents = centres()
@@ -124,11 +152,11 @@ def new_items(rows: int, count: int, seed: int) -> list[tuple[str, np.ndarray]]:
         if n % 2 == 0:
             i = int(rng.integers(0, rows))
             vector = around(stored[i : i + 1], rng, noise=0.45)[0]
-            items.append(
-                (row_text(i, int(which[i])).replace("memory", "a note", 1) + f" (run {seed})", vector)
-            )
+            # a restatement: the stored text with one more word (the judge may merge it as a refinement)
+            extra = words_for(seed * 1_000_003 + n, 1)[0]
+            items.append((row_text(i, int(which[i])) + " " + extra, vector))
         else:
             c = int(rng.integers(0, CENTRES))
             vector = around(cents[c : c + 1], rng)[0]
-            items.append((f"fresh memory {seed}-{n} about subject {c % 97} near centre {c}", vector))
+            items.append((row_text(50_000_000 + seed * 100_000 + n, c), vector))
     return items

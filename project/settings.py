@@ -185,6 +185,25 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
 
+# --- Search candidates (selectors/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
+# Scopes up to this many rows are searched exactly (B-tree selection, exact distance order).
+SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 5000, minimum=0, maximum=100_000_000)
+# hnsw.ef_search for the shared HNSW index (filtered, iterative scan) and for per-scope partial ones.
+SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 200, minimum=10, maximum=1000)
+SEARCH_PARTIAL_EF_SEARCH = env_int("SEARCH_PARTIAL_EF_SEARCH", 64, minimum=10, maximum=1000)
+# Upper bound on tuples an iterative scan visits before the exact fallback takes over.
+SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=100, maximum=10_000_000)
+# A user or namespace with at least this many rows gets its own partial HNSW index (search_indexes).
+SEARCH_PARTIAL_INDEX_MIN_ROWS = env_int(
+    "SEARCH_PARTIAL_INDEX_MIN_ROWS", 10000, minimum=100, maximum=100_000_000
+)
+# ...unless it holds more than this share of the table: the shared index serves so loose a filter well.
+SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
+    "SEARCH_PARTIAL_INDEX_MAX_FRACTION", 0.5, minimum=0.0, maximum=1.0
+)
+# maintenance_work_mem of a partial index build (the graph of 100 k rows needs ~200 MB to build fast).
+SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
+
 # --- Store (write path and store-time dedup; services/store.py) ---------------------------------
 # The judge and the candidate radius default to the judge area's settings and calibration; an
 # AgentProfile.config and each request may override deduplicate, judge and candidate_radius.

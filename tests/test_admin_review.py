@@ -260,3 +260,19 @@ def test_cluster_page_highlights_the_decision_the_judge_suggests(reviewer):
     cluster, _ = plant_cluster(tenant=TenantFactory(), texts=["goal 23", "goal 24"], verdict="update")
     html = logged_in(reviewer).get(review_url(cluster)).content.decode()
     assert 'id="update-form" class="decision recommended"' in html
+
+
+def test_a_cluster_whose_members_were_merged_elsewhere_says_so_and_can_be_closed(reviewer):
+    from memory_app.services.lineage import memory_merge
+
+    tenant = TenantFactory()
+    cluster, (a, b) = plant_cluster(tenant=tenant, texts=["likes tea", "likes green tea"])
+    memory_merge(tenant=tenant, memory_ids=[a.pk, b.pk])
+    client = logged_in(reviewer)
+    assert "Nothing is left to merge" in client.get(review_url(cluster)).content.decode()
+    assert (
+        "at least two active members"
+        in client.post(review_url(cluster), {"action": "merge"}, follow=True).content.decode()
+    )
+    client.post(review_url(cluster), {"action": "keep_apart"})
+    assert status_of(cluster) == "kept_apart"

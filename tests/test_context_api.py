@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import httpx
 import pytest
+import respx
 
 from memory_app.services.procedures import procedure_record
 from memory_app.services.sessions import MessageInput, session_append
+from tests.factories import ProcedureFactory, unit_vector
 from tests.factories_kinds import memories_with_embeddings
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +98,36 @@ def test_episodic_without_a_user_is_an_error_of_that_part_only(tenant_a):
 def test_bad_context_input_is_a_400(tenant_a):
     assert tenant_a.client.post("/api/v1/context/all", {}, format="json").status_code == 400
     assert ask(tenant_a.client, episodic_limit=0).status_code == 400
+
+
+@respx.mock
+def test_a_broken_embedding_provider_fails_only_the_parts_that_embed(tenant_a, settings):
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_MODEL = "text-embedding-3-small"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_EMBEDDING_MAX_RETRIES = 0
+    route = respx.post("https://api.openai.com/v1/embeddings").mock(
+        return_value=httpx.Response(500, json={"error": {"message": "provider down"}})
+    )
+    t = tenant_a.tenant
+    session_append(tenant=t, session_id="s1", user_id="u1", messages=[MessageInput("user", "hello")])
+    ProcedureFactory(
+        tenant=t,
+        user_id="u1",
+        pattern="weekly report",
+        embedding_model="text-embedding-3-small",
+        pattern_embedding=unit_vector(1),
+        execution_count=3,
+        avg_success_score=0.9,
+    )
+    r = ask(tenant_a.client, user_id="u1", session_id="s1", query="summarise my month")
+    assert r.status_code == 200
+    body = r.json()
+    assert route.called
+    failed = {e["part"] for e in body["errors"]}
+    assert "procedural" in failed
+    assert body["procedural"] is None
+    assert body["short_term"]["count"] == 1
+    for part in ("episodic", "semantic"):
+        assert (part in failed) == (body[part] is None)

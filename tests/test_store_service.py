@@ -65,9 +65,13 @@ def test_a_confident_duplicate_is_merged_and_the_undo_restores_the_old_row_byte_
     assert result.status == "active" and result.text == "The user's dog is called Rex"
     sources = Memory.objects.filter(superseded_by=result)
     assert sources.count() == 2 and set(sources.values_list("status", flat=True)) == {"superseded"}
+    [incoming] = sources.exclude(pk=old.memory_id)
+    assert incoming.text == "The user's dog is called Rex" and incoming.embedding is not None
     memory_change_undo(tenant=tenant, change_id=out.change_id)
     assert memory_snapshot(Memory.objects.get(pk=old.memory_id)) == before
     assert Memory.objects.get(pk=out.memory_id).status == "deleted"
+    incoming.refresh_from_db()
+    assert (incoming.status, incoming.superseded_by_id) == ("active", None)
 
 
 def test_an_update_supersedes_the_old_value_which_stays_in_history():

@@ -117,6 +117,14 @@ class MemoryChangeSourceInline(admin.TabularInline):
     readonly_fields = ["memory", "snapshot"]
     can_delete = False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryChangeSource]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("memory")
+            .defer(*(f"memory__{f}" for f in NO_VECTORS))
+        )
+
 
 @admin.register(MemoryChange)
 class MemoryChangeAdmin(ChangeUndoViews, admin.ModelAdmin):
@@ -146,7 +154,12 @@ class MemoryChangeAdmin(ChangeUndoViews, admin.ModelAdmin):
         return False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryChange]:
-        return super().get_queryset(request).defer("result__embedding", "result__search_vector")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("result")
+            .defer("result__embedding", "result__search_vector")
+        )
 
     def get_urls(self) -> list[URLPattern]:
         custom = [

@@ -6,9 +6,11 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
@@ -29,7 +31,7 @@ READONLY_FIELDS = (
     "text_hash",
     "embedding_model",
     "status",
-    "superseded_by",
+    "replaced_by",
     "access_count",
     "helpful_count",
     "harmful_count",
@@ -83,6 +85,14 @@ class ServiceBackedMemoryAdmin:
 
     form = MemoryAdminForm
     readonly_fields = READONLY_FIELDS
+
+    @admin.display(description="replaced by")
+    def replaced_by(self, obj: Memory) -> str:
+        # The id and a link, not the row: str() of the related memory would load its vector.
+        if not obj.superseded_by_id:
+            return "—"
+        url = reverse("admin:memory_app_memory_lineage", args=[obj.superseded_by_id])
+        return format_html('<a href="{}">#{} (lineage)</a>', url, obj.superseded_by_id)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # memories arrive through the API's write path (dedup, judge, lineage)

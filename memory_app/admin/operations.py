@@ -62,7 +62,15 @@ class EmbeddingCacheStatsAdmin(admin.ModelAdmin):
 class KeptApartPairAdmin(admin.ModelAdmin):
     list_display = ["id", "tenant", "memory_low", "memory_high", "created_by", "created_at"]
     raw_id_fields = ["memory_low", "memory_high"]
-    list_select_related = ["tenant", "created_by"]
+    list_select_related = ["tenant", "created_by", "memory_low", "memory_high"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KeptApartPair]:
+        vectors = ("embedding", "search_vector")
+        return (
+            super()
+            .get_queryset(request)
+            .defer(*(f"memory_low__{f}" for f in vectors), *(f"memory_high__{f}" for f in vectors))
+        )
 
 
 @admin.register(MaintenanceJob)

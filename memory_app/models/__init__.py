@@ -4,6 +4,7 @@ from memory_app.models.lineage import MemoryChange, MemoryChangeSource
 from memory_app.models.memory import EpisodicMemory, Memory, SemanticMemory
 from memory_app.models.procedural import Procedure
 from memory_app.models.review import ClusterMember, DuplicateCluster, KeptApartPair
+from memory_app.models.search import SearchScopeIndex
 from memory_app.models.shortterm import ConversationSession, SessionMessage
 from memory_app.models.tenancy import AgentProfile, ApiKey, Tenant
 
@@ -22,6 +23,7 @@ __all__ = [
     "MemoryChange",
     "MemoryChangeSource",
     "Procedure",
+    "SearchScopeIndex",
     "SemanticMemory",
     "SessionMessage",
     "Tenant",

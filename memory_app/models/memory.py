@@ -86,6 +86,9 @@ class Memory(models.Model):
             models.Index(
                 fields=["tenant", "user_id", "namespace", "kind", "status"], name="memory_scope_idx"
             ),
+            # Namespace-wide search (no user_id): the scope-size count and the exact scan of
+            # WHERE tenant_id=%s AND namespace=%s [AND kind=%s] AND status=...
+            models.Index(fields=["tenant", "namespace", "kind", "status"], name="memory_namespace_scope_idx"),
             # API listing, newest first, per tenant (cursor pagination on id).
             models.Index(fields=["tenant", "-id"], name="memory_tenant_id_idx"),
             # Approximate nearest neighbours for large scopes (cosine distance operator <=>).

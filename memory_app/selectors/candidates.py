@@ -5,25 +5,34 @@ superseded only when asked) and the embedding model (vectors of different models
 Ranking (fusion, decay, dedup, MMR) is the caller's business; these return ids, a score and the
 plan that found each row.
 
-Vector plans, chosen by the size of the scope (see `scope_plan`):
-- "exact": the scope's rows are selected through B-tree indexes and ordered by exact cosine
-  distance. The `+ 0` on the distance hides it from the HNSW index's ordering, so neither a
-  generic plan nor a join can make the planner swap in an approximate scan that loses rows.
-- "hnsw_iterative": the shared HNSW index with `hnsw.iterative_scan = relaxed_order` and a tuned
-  `hnsw.ef_search`, set with SET LOCAL in the transaction that runs the query; the over-fetched
-  rows are re-ranked by exact distance. If the scan returns fewer than k rows, "exact" runs.
+Vector plans, chosen by the size of the scope (`scope_plan`):
+- "exact" (scopes up to SEARCH_EXACT_MAX_ROWS, counted through the B-tree, capped): the scope's
+  rows are selected through B-tree indexes and ordered by exact cosine distance. The `+ 0` on the
+  distance hides it from the HNSW index's ordering, so neither a generic plan nor a join can make
+  the planner swap in an approximate scan that loses rows.
+- "partial_index": the scope (a user or a namespace) has its own partial HNSW index, made by
+  `services/search_indexes.py`; same query shape as below with SEARCH_PARTIAL_EF_SEARCH.
+- "hnsw_iterative": the shared HNSW index with `hnsw.iterative_scan = relaxed_order` and
+  SEARCH_HNSW_EF_SEARCH, set with SET LOCAL in the transaction that runs the query; the
+  over-fetched rows are re-ranked by exact distance.
+- "exact_fallback": an HNSW plan returned fewer than k rows (a selective filter stopped the scan
+  at hnsw.max_scan_tuples): the exact plan runs, so no filter returns fewer rows than exist.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from django.db import connection
+from django.conf import settings
+from django.db import connection, transaction
 
 from memory_app.embeddings import embedding_model_name
-from memory_app.models import Tenant
+from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.selectors.search_types import Candidate, SearchFilters
 
 MEMORY_TABLE = "memory_app_memory"
@@ -79,28 +88,188 @@ def filter_sql(*, tenant: Tenant, filters: SearchFilters, alias: str = "m") -> t
     return " AND ".join(clauses), params
 
 
-def _exact(*, tenant: Tenant, filters: SearchFilters, vector: str, model: str, k: int) -> list[Candidate]:
-    where, params = filter_sql(tenant=tenant, filters=filters)
+@dataclass(frozen=True)
+class ScopePlan:
+    """How a vector query will run: the plan, the scope size it was chosen on and hnsw.ef_search."""
+
+    plan: str  # "exact" | "partial_index" | "hnsw_iterative"
+    scope_rows: int | None  # counted rows, capped at SEARCH_EXACT_MAX_ROWS + 1; None when not counted
+    ef_search: int | None = None
+
+
+_INDEXED_SCOPES: dict[int, tuple[float, frozenset[tuple[str, str]]]] = {}
+_INDEXED_SCOPES_TTL = 30.0  # seconds: a new partial index is picked up within this delay
+
+
+def indexed_scopes(*, tenant: Tenant) -> frozenset[tuple[str, str]]:
+    """(field, value) of the tenant's scopes that have a partial HNSW index, cached briefly."""
+    now = time.monotonic()
+    cached = _INDEXED_SCOPES.get(tenant.pk)
+    if cached is not None and now - cached[0] < _INDEXED_SCOPES_TTL:
+        return cached[1]
+    scopes = frozenset(SearchScopeIndex.objects.filter(tenant=tenant).values_list("field", "value"))
+    _INDEXED_SCOPES[tenant.pk] = (now, scopes)
+    return scopes
+
+
+def forget_indexed_scopes() -> None:
+    _INDEXED_SCOPES.clear()
+
+
+def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
+    """Rows in the scope's B-tree prefix (tenant, user, namespace, kind, status), counted up to cap + 1.
+
+    An upper bound of the filtered scope read from the index alone (an index-only scan of
+    memory_scope_idx or memory_namespace_scope_idx), so it costs well under a millisecond even when
+    the scope is huge: the count stops at cap + 1.
+    """
+    clauses = ["tenant_id = %s"]
+    params: list[Any] = [tenant.pk]
+    for field in ("user_id", "namespace", "kind"):
+        value = getattr(filters, field)
+        if value is not None:
+            clauses.append(f"{field} = %s")
+            params.append(value)
+    statuses = "('active', 'superseded')" if filters.include_superseded else "('active')"
+    clauses.append(f"status IN {statuses}")
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {MEMORY_TABLE} WHERE {' AND '.join(clauses)} LIMIT %s) s"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, cap + 1])
+        return int(cursor.fetchone()[0])
+
+
+def scope_plan(*, tenant: Tenant, filters: SearchFilters) -> ScopePlan:
+    """Pick the vector plan by scope size: exact for small scopes, HNSW for large ones."""
+    indexed = indexed_scopes(tenant=tenant)
+    if ("user_id", filters.user_id) in indexed or ("namespace", filters.namespace) in indexed:
+        return ScopePlan("partial_index", None, settings.SEARCH_PARTIAL_EF_SEARCH)
+    cap = settings.SEARCH_EXACT_MAX_ROWS
+    rows = scope_rows(tenant=tenant, filters=filters, cap=cap)
+    if rows <= cap:
+        return ScopePlan("exact", rows)
+    return ScopePlan("hnsw_iterative", rows, settings.SEARCH_HNSW_EF_SEARCH)
+
+
+Statement = tuple[str, list[Any], dict[str, str]]  # SQL, parameters, SET LOCAL values
+
+
+def _exact_statement(*, where: str, params: list[Any], vector: str, k: int) -> Statement:
+    # `+ 0` hides the distance from the HNSW index's ordering: this plan is exact by construction.
     sql = (
         f"SELECT m.id, (m.embedding <=> %s::vector) + 0 AS distance FROM {MEMORY_TABLE} m "
-        f"WHERE {where} AND m.embedding_model = %s AND m.embedding IS NOT NULL "
-        "ORDER BY distance, m.id LIMIT %s"
+        f"WHERE {where} ORDER BY distance, m.id LIMIT %s"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [vector, *params, model, k])
-        rows = cursor.fetchall()
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan="exact") for row in rows]
+    return sql, [vector, *params, k], {}
+
+
+def _hnsw_statement(*, where: str, params: list[Any], vector: str, k: int, ef_search: int) -> Statement:
+    """Approximate neighbours through an HNSW index (shared or partial), re-ranked by exact distance.
+
+    The inner query keeps the index's shape (ascending `<=>`, LIMIT); relaxed_order may return
+    rows slightly out of order, so the outer query sorts the over-fetched rows by their exact
+    distance and keeps k.
+    """
+    fetch = max(k, ef_search)
+    sql = (
+        f"WITH nn AS MATERIALIZED (SELECT m.id, m.embedding <=> %s::vector AS distance "
+        f"FROM {MEMORY_TABLE} m WHERE {where} ORDER BY m.embedding <=> %s::vector LIMIT %s) "
+        "SELECT id, distance FROM nn ORDER BY distance, id LIMIT %s"
+    )
+    local = {
+        "hnsw.ef_search": str(ef_search),
+        "hnsw.iterative_scan": "relaxed_order",
+        "hnsw.max_scan_tuples": str(settings.SEARCH_HNSW_MAX_SCAN_TUPLES),
+    }
+    return sql, [vector, *params, vector, fetch, k], local
+
+
+def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]]:
+    sql, params, local = statement
+    if explain:
+        sql = "EXPLAIN (COSTS OFF) " + sql
+    if not local:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    with _local_settings(local) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+@contextmanager
+def _local_settings(values: dict[str, str]) -> Iterator[Any]:
+    """A cursor in a transaction where `values` are SET LOCAL; they end with it.
+
+    Inside a caller's transaction the settings live in a savepoint that is rolled back afterwards
+    (only reads happened), so they never leak into the caller's later queries.
+    """
+    assignments = ", ".join("set_config(%s, %s, true)" for _ in values)
+    params = [item for pair in values.items() for item in pair]
+    outer = connection.in_atomic_block
+    with transaction.atomic(savepoint=False):
+        savepoint = transaction.savepoint() if outer else None
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT {assignments}", params)
+                yield cursor
+        finally:
+            if savepoint is not None:
+                transaction.savepoint_rollback(savepoint)
+
+
+def _statement(
+    *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None
+) -> tuple[str, Statement, Statement]:
+    """The chosen plan's name, its statement and the exact statement (its fallback)."""
+    vector = _vector_literal(query_embedding)
+    where, params = filter_sql(tenant=tenant, filters=filters)
+    where += " AND m.embedding_model = %s AND m.embedding IS NOT NULL"
+    params.append(embedding_model_name())
+    chosen = scope_plan(tenant=tenant, filters=filters) if plan is None else ScopePlan(plan, None)
+    exact = _exact_statement(where=where, params=params, vector=vector, k=k)
+    if chosen.plan == "exact":
+        return "exact", exact, exact
+    if chosen.plan not in ("partial_index", "hnsw_iterative"):
+        raise ValueError(f"unknown plan {chosen.plan!r}")
+    ef_search = chosen.ef_search or (
+        settings.SEARCH_PARTIAL_EF_SEARCH
+        if chosen.plan == "partial_index"
+        else settings.SEARCH_HNSW_EF_SEARCH
+    )
+    hnsw = _hnsw_statement(where=where, params=params, vector=vector, k=k, ef_search=ef_search)
+    return chosen.plan, hnsw, exact
 
 
 def vector_candidates(
-    *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int
+    *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None = None
 ) -> list[Candidate]:
-    """The k rows of the filtered scope nearest to the query (cosine distance, ascending)."""
+    """The k rows of the filtered scope nearest to the query (cosine distance, ascending).
+
+    Small scopes are searched exactly; large ones through HNSW (a partial index of their own when
+    `search_indexes_sync` made one), falling back to exact when the index yields fewer than k rows,
+    so no filter returns fewer rows than exist. `plan` forces a plan (tests, benchmarks).
+    """
     if k <= 0:
         return []
-    vector = _vector_literal(query_embedding)
-    model = embedding_model_name()
-    return _exact(tenant=tenant, filters=filters, vector=vector, model=model, k=k)
+    name, statement, exact = _statement(
+        tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
+    )
+    rows = _run(statement)
+    if len(rows) < k and statement is not exact:
+        # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller
+        # than k: exact finds every row there is.
+        name, rows = "exact_fallback", _run(exact)
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan=name) for row in rows]
+
+
+def explain_vector_candidates(
+    *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None = None
+) -> str:
+    """PostgreSQL's plan for the query vector_candidates would run (which index serves it)."""
+    _name, statement, _exact = _statement(
+        tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
+    )
+    return "\n".join(row[0] for row in _run(statement, explain=True))
 
 
 def _tsquery_sql(match: Match) -> str:

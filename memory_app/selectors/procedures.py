@@ -50,11 +50,13 @@ def procedure_suggest(
     exact = scope.defer("pattern_embedding").filter(pattern_hash=normalized_hash(query)).first()
     if exact is not None:
         return _suggestion(exact, "exact", 0.0)
+    from memory_app.embeddings import embed_text, embedding_model_name
+
+    # Vectors of another model are not comparable: only patterns embedded by the current one.
+    scope = scope.filter(embedding_model=embedding_model_name())
+    limit = settings.PROCEDURE_MATCH_MAX_DISTANCE if max_distance is None else max_distance
     if not scope.filter(pattern_embedding__isnull=False).exists():
         return none
-    from memory_app.embeddings import embed_text
-
-    limit = settings.PROCEDURE_MATCH_MAX_DISTANCE if max_distance is None else max_distance
     vector = embed_text(normalize_text(query))
     # A user's procedures are few: exact distance over the scope's rows (no approximate index).
     # The threshold is applied after the LIMIT, never inside it.

@@ -30,4 +30,5 @@ class Candidate:
 
     memory_id: int
     score: float  # cosine distance for vector candidates (lower is closer), ts_rank for full text
-    plan: str = ""  # which plan found it: "exact", "hnsw", "hnsw_iterative", "partial_index", "fulltext"
+    # which plan found it: "exact", "hnsw_iterative", "partial_index", "exact_fallback", "fulltext"
+    plan: str = ""

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError, not_found
@@ -65,10 +65,21 @@ def _check_same_scope(rows: Sequence[Memory]) -> None:
         )
 
 
-def _retire(memory: Memory, *, by: Memory, now: dt.datetime) -> None:
+def _retire(memory: Memory, *, by: Memory | int, now: dt.datetime) -> None:
+    by_id = by if isinstance(by, int) else by.pk
     Memory.objects.filter(pk=memory.pk).update(
-        status=MemoryStatus.SUPERSEDED, superseded_by=by, updated_at=now
+        status=MemoryStatus.SUPERSEDED, superseded_by_id=by_id, updated_at=now
     )
+
+
+def _next_memory_id() -> int:
+    """Reserve the result's id, so each source is retired with one UPDATE pointing at it (the FK is
+    checked at commit). A status change cannot be a HOT update (status is in memory_scope_idx), so each
+    UPDATE re-inserts the row into every index, the HNSW graph included: one per source, not two."""
+    table = Memory._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id'))")
+        return int(cursor.fetchone()[0])
 
 
 @transaction.atomic
@@ -82,18 +93,23 @@ def memory_merge(
     reason: str = "",
     confidence: float | None = None,
     embedding: np.ndarray | None = None,
+    incoming: Memory | None = None,
 ) -> MemoryChange:
     """Merge active memories of one scope into a new result row; the sources become superseded.
 
     `text` defaults to the most informative source (the longest); another text needs `embedding`
     unless it equals a source's text. Counters are summed, topics and entities united.
+    `incoming`: an unsaved memory of the same scope (the write path's new memory) that joins as a
+    source; it is inserted already superseded, one write instead of an insert and a status UPDATE,
+    and its snapshot says active, so an undo leaves it stored as if no merge had happened.
     """
-    if len(set(memory_ids)) < 2:
+    if len(set(memory_ids)) + (incoming is not None) < 2:
         raise ApplicationError(
             "A merge needs at least two memories.", fields={"memory_ids": ["Give two or more."]}
         )
     actor = actor or Actor.system()
-    sources = _lock_active(tenant, memory_ids)
+    locked = _lock_active(tenant, memory_ids)
+    sources = [*locked, incoming] if incoming is not None else locked
     _check_same_scope(sources)
     richest = max(sources, key=lambda m: (len(m.text), m.created_at))
     chosen_text = (text if text is not None else richest.text).strip()
@@ -109,8 +125,12 @@ def memory_merge(
             embedding = embed_text(chosen_text)
     base = same_text or richest
     now = timezone.now()
-    for source in sources:
-        _retire(source, by=base, now=now)  # re-pointed to the result below; frees the unique text slot
+    result_id = _next_memory_id()
+    for source in locked:
+        _retire(source, by=result_id, now=now)  # frees the unique text slot before the result's insert
+    if incoming is not None:
+        incoming.status, incoming.superseded_by_id = MemoryStatus.SUPERSEDED, result_id
+        incoming.save(force_insert=True)
     result = memory_build(
         tenant=tenant,
         text=chosen_text,
@@ -138,8 +158,8 @@ def memory_merge(
     result.helpful_count = sum(m.helpful_count for m in sources)
     result.harmful_count = sum(m.harmful_count for m in sources)
     result.last_accessed_at = max((m.last_accessed_at for m in sources if m.last_accessed_at), default=None)
-    result.save()
-    Memory.objects.filter(pk__in=[m.pk for m in sources]).update(superseded_by=result)
+    result.pk = result_id
+    result.save(force_insert=True)
     change = MemoryChange.objects.create(
         tenant=tenant,
         operation=ChangeOperation.MERGE,
@@ -150,8 +170,11 @@ def memory_merge(
         reason=reason,
         confidence=confidence,
     )
+    snapshots = {m.pk: memory_snapshot(m) for m in sources}
+    if incoming is not None:
+        snapshots[incoming.pk].update(status=MemoryStatus.ACTIVE, superseded_by_id=None)
     MemoryChangeSource.objects.bulk_create(
-        [MemoryChangeSource(change=change, memory=m, snapshot=memory_snapshot(m)) for m in sources]
+        [MemoryChangeSource(change=change, memory=m, snapshot=snapshots[m.pk]) for m in sources]
     )
     return change
 

@@ -28,7 +28,7 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.services.actors import Actor
 from memory_app.services.memories import memory_build, memory_touch
-from memory_app.services.store_actions import act_on_decision
+from memory_app.services.store_actions import act_on_decision, is_merge, merge_new
 from memory_app.services.store_config import DedupConfig, resolve_dedup_config
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store_validation import store_items_validate
@@ -216,6 +216,16 @@ def _store_one(
     decision = None
     if neighbours:
         decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
+    if decision is not None and is_merge(decision[0]):
+        return merge_new(
+            tenant=tenant,
+            new=build_item(tenant=tenant, item=item, vector=vector, model=model),
+            neighbours=neighbours,
+            decision=decision[0],
+            judgements=decision[1],
+            review_below=config.review_below,
+            actor=actor,
+        )
     inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
     if inserted.twin is not None:
         return inserted.twin
@@ -228,8 +238,6 @@ def _store_one(
         new=new,
         neighbours=neighbours,
         decision=decision[0],
-        judgements=decision[1],
-        review_below=config.review_below,
         actor=actor,
     )
 

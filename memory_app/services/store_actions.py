@@ -1,7 +1,8 @@
 """Step 4 of the write path: carry out the judge's decision through the lineage and review services.
 
-The new memory is always inserted first, so it exists as a row of its own: a merge then lists it as a
-source (its exact words stay in history and come back on undo), a supersede links old → new.
+The new memory always becomes a row of its own: a merge inserts it as a source already superseded by
+the result (its exact words stay in history and come back on undo); for a supersede or a review it is
+inserted first, then linked.
 """
 
 from __future__ import annotations
@@ -51,7 +52,17 @@ def merge_group(
     return group
 
 
-def act_on_decision(
+def is_merge(decision: Any) -> bool:
+    judgement = decision.judgement
+    return (
+        decision.action == "merge"
+        and decision.index is not None
+        and judgement is not None
+        and judgement.relation in MERGE_RELATIONS
+    )
+
+
+def merge_new(
     *,
     tenant: Tenant,
     new: Memory,
@@ -61,37 +72,50 @@ def act_on_decision(
     review_below: float,
     actor: Actor | None,
 ) -> StoreOutcome:
+    """Merge the (unsaved) new memory with the chosen candidate and its confident duplicates."""
+    judgement = decision.judgement
+    group = merge_group(
+        tenant=tenant,
+        neighbours=neighbours,
+        judgements=judgements,
+        chosen=decision.index,
+        review_below=review_below,
+    )
+    change = memory_merge(
+        tenant=tenant,
+        memory_ids=group,
+        incoming=new,
+        text=judgement.merged_text or None,
+        relation=judgement.relation,
+        actor=_actor_for(judgement, actor),
+        reason=judgement.reason or f"store-time dedup ({judgement.judge} judge)",
+        confidence=float(judgement.confidence),
+    )
+    return StoreOutcome(
+        outcome="merged_into",
+        memory_id=change.result_id,
+        related_ids=tuple(group),
+        change_id=change.pk,
+        relation=judgement.relation,
+        confidence=float(judgement.confidence),
+    )
+
+
+def act_on_decision(
+    *,
+    tenant: Tenant,
+    new: Memory,
+    neighbours: list[Neighbour],
+    decision: Any,
+    actor: Actor | None,
+) -> StoreOutcome:
+    """Supersede, review or store, with the new memory already inserted."""
     action = decision.action
     judgement = decision.judgement
     if action == "store" or decision.index is None or judgement is None:
         return StoreOutcome(outcome="created", memory_id=new.pk)
     target = neighbours[decision.index]
     confidence = float(judgement.confidence)
-    if action == "merge" and judgement.relation in MERGE_RELATIONS:
-        group = merge_group(
-            tenant=tenant,
-            neighbours=neighbours,
-            judgements=judgements,
-            chosen=decision.index,
-            review_below=review_below,
-        )
-        change = memory_merge(
-            tenant=tenant,
-            memory_ids=[*group, new.pk],
-            text=judgement.merged_text or None,
-            relation=judgement.relation,
-            actor=_actor_for(judgement, actor),
-            reason=judgement.reason or f"store-time dedup ({judgement.judge} judge)",
-            confidence=confidence,
-        )
-        return StoreOutcome(
-            outcome="merged_into",
-            memory_id=change.result_id,
-            related_ids=tuple(group),
-            change_id=change.pk,
-            relation=judgement.relation,
-            confidence=confidence,
-        )
     if action == "supersede":
         change = memory_supersede(
             tenant=tenant,
@@ -109,7 +133,7 @@ def act_on_decision(
             relation=judgement.relation,
             confidence=confidence,
         )
-    # "review", or a merge the judge labelled with a non-merge relation: keep both, ask a person.
+    # "review", or a "merge" of a relation that is not merged: keep both, ask a person.
     cluster = review_cluster_create(
         tenant=tenant,
         memory_ids=[target.memory_id, new.pk],

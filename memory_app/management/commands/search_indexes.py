@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memory_app.models import Tenant
+from memory_app.services.search_indexes import search_indexes_sync
+
+
+class Command(BaseCommand):
+    help = (
+        "Give every very large user or namespace its own partial HNSW index (and drop those whose "
+        "scope shrank). Safe on a live service: indexes are built CONCURRENTLY. Run it periodically."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tenant", help="tenant slug (default: every active tenant)")
+        parser.add_argument("--min-rows", type=int, help="scope size that earns an index (default: setting)")
+        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenants = Tenant.objects.filter(is_active=True).order_by("pk")
+        if options.get("tenant"):
+            tenants = tenants.filter(slug=options["tenant"])
+            if not tenants.exists():
+                raise CommandError(f"No active tenant with slug {options['tenant']!r}")
+        min_rows = options.get("min_rows")
+        if min_rows is not None and min_rows < 1:
+            raise CommandError("--min-rows must be at least 1")
+        for tenant in tenants:
+            report = search_indexes_sync(tenant=tenant, min_rows=min_rows, dry_run=options["dry_run"])
+            verb = "would create" if options["dry_run"] else "created"
+            self.stdout.write(
+                f"{tenant.slug}: {verb} {len(report.created)}, dropped {len(report.dropped)}, "
+                f"kept {len(report.kept)}"
+            )
+            for name in report.created:
+                self.stdout.write(f"  + {name}")
+            for name in report.dropped:
+                self.stdout.write(f"  - {name}")
