@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,15 +110,25 @@ def user_of(conversation: int) -> str:
 
 def memory_items(
     turns: list[Turn], *, context_radius: int, speaker: bool, embed: Callable[[list[str]], Any]
-) -> Iterator[dict[str, Any]]:
-    """`memory_build` fields for every turn (embedded in one batch through `embed`)."""
+) -> list[dict[str, Any]]:
+    """`memory_build` fields for every distinct turn of a conversation (embedded in one batch).
+
+    A conversation repeats some turns word for word ("Caroline: Thanks!"); the store keeps one
+    active memory per normalised text in a scope, so a repeat adds its dia id to the first copy.
+    """
+    from memory_app.text import normalized_hash
+
     texts = [turn_text(t, speaker=speaker) for t in turns]
-    vectors = embed(texts)
+    first: dict[tuple[int, str], dict[str, Any]] = {}
+    items: list[dict[str, Any]] = []
     for index, turn in enumerate(turns):
-        yield {
+        key = (turn.conversation, normalized_hash(texts[index]))
+        if key in first:
+            first[key]["metadata"]["dia_ids"].append(turn.dia_id)
+            continue
+        item = {
             "text": texts[index],
             "kind": "episodic",
-            "embedding": vectors[index],
             "user_id": user_of(turn.conversation),
             "session_id": f"session-{turn.session}",
             "event_type": "conversation_turn",
@@ -126,8 +136,14 @@ def memory_items(
             "context": turn_context(turns, index, radius=context_radius, speaker=speaker)
             if context_radius
             else "",
-            "metadata": {"dia_id": turn.dia_id},
+            "metadata": {"dia_id": turn.dia_id, "dia_ids": [turn.dia_id]},
         }
+        first[key] = item
+        items.append(item)
+    vectors = embed([item["text"] for item in items])
+    for item, vector in zip(items, vectors, strict=True):
+        item["embedding"] = vector
+    return items
 
 
 @dataclass

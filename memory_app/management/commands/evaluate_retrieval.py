@@ -50,17 +50,18 @@ class Command(BaseCommand):
         try:
             started = time.perf_counter()
             if not Memory.objects.filter(tenant=tenant).exists():
-                items = list(
-                    memory_items(
-                        turns,
-                        context_radius=options["context_radius"],
-                        speaker=not options["no_speaker"],
-                        embed=lambda texts: embed_texts(texts),
-                    )
+                items = memory_items(
+                    turns,
+                    context_radius=options["context_radius"],
+                    speaker=not options["no_speaker"],
+                    embed=lambda texts: embed_texts(texts),
                 )
                 memory_insert_many(tenant=tenant, items=items)
             self.stderr.write(f"loaded {len(turns)} turns in {time.perf_counter() - started:.1f}s")
-            dia_of = dict(Memory.objects.filter(tenant=tenant).values_list("id", "metadata__dia_id"))
+            dia_of = {
+                pk: set(ids or [])
+                for pk, ids in Memory.objects.filter(tenant=tenant).values_list("id", "metadata__dia_ids")
+            }
             search_options = SearchOptions(
                 deduplicate=False if options["no_dedup"] else None,
                 mmr=True if options["mmr"] else None,
@@ -86,7 +87,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report))
 
     def _run(
-        self, tenant: Tenant, questions: list, mode: str, options: SearchOptions, dia_of: dict[int, str]
+        self, tenant: Tenant, questions: list, mode: str, options: SearchOptions, dia_of: dict[int, set[str]]
     ) -> dict[str, Any]:
         tally = RecallTally()
         started = time.perf_counter()
@@ -99,7 +100,7 @@ class Command(BaseCommand):
                 mode=mode,
                 options=options,
             )
-            ranked = [{dia_of.get(i, "") for i in hit.member_ids} for hit in result.hits]
+            ranked = [set().union(*(dia_of.get(i, set()) for i in hit.member_ids)) for hit in result.hits]
             tally.add(question.category, ranked, question.evidence)
         summary = tally.summary()
         summary["ms_per_question"] = round((time.perf_counter() - started) * 1000 / max(len(questions), 1), 1)
