@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves collected static files (the admin's) from gunicorn in the container deployment.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -134,6 +136,32 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+
+# --- Background work and operations (ops: tasks, periodic jobs, compaction) ------------------
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memory")
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("TASK_SOFT_TIME_LIMIT_SECONDS", 1800, minimum=10, maximum=86400)
+# The hard limit kills the worker child; the soft one lets a job save its cursor and re-queue itself.
+CELERY_TASK_TIME_LIMIT = env_int("TASK_TIME_LIMIT_SECONDS", 2100, minimum=20, maximum=90000)
+if CELERY_TASK_TIME_LIMIT <= CELERY_TASK_SOFT_TIME_LIMIT:
+    raise ImproperlyConfigured("TASK_TIME_LIMIT_SECONDS must be greater than TASK_SOFT_TIME_LIMIT_SECONDS")
+TASK_MAX_RETRIES = env_int("TASK_MAX_RETRIES", 5, minimum=0, maximum=100)
+COMPACTION_INTERVAL_MINUTES = env_int("COMPACTION_INTERVAL_MINUTES", 360, minimum=1, maximum=100_000)
+REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
+    "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
+)
+EXPIRY_INTERVAL_MINUTES = env_int("EXPIRY_INTERVAL_MINUTES", 60, minimum=1, maximum=100_000)
+# Cosine-distance radius of compaction candidates; tighter than the store path's candidate radius
+# because it is applied to every pair of a whole scope (docs/OPERATIONS.md has the measurement).
+COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.45, minimum=0.01, maximum=1.0)
+COMPACTION_JUDGE = env_choice("COMPACTION_JUDGE", "offline", ("offline", "llm"))
+# Scopes up to this many rows compare every pair; larger ones use inverted lists (bench/compaction.py).
+COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 5_000, minimum=2, maximum=10_000_000)
+# BLAS threads per compaction process (0 = the library default, all cores): 1 suits workers that
+# share the machine; a dedicated box gains from its core count.
+COMPACTION_BLAS_THREADS = env_int("COMPACTION_BLAS_THREADS", 1, minimum=0, maximum=256)
+COMPACTION_MAX_GROUP_SIZE = env_int("COMPACTION_MAX_GROUP_SIZE", 20, minimum=2, maximum=1000)
+# A job whose heartbeat is older than this is taken over by the next run (its worker died).
+MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 3600, minimum=60, maximum=864_000)
 
 # --- Embeddings and LLM ---------------------------------------------------------------------
 EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai"))

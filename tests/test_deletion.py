@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 
-from memory_app.models import Memory
+from memory_app.models import ClusterMember, KeptApartPair, Memory
 from memory_app.services.lineage import memory_merge, memory_supersede
 from memory_app.services.procedures import procedure_record
 from memory_app.services.review import review_cluster_create
@@ -52,6 +52,8 @@ def seed_user(tenant, user_id: str, mark: str) -> None:
     c = MemoryFactory(tenant=tenant, user_id=user_id, text=f"{mark} espresso grinder is broken")
     d = MemoryFactory(tenant=tenant, user_id=user_id, text=f"{mark} espresso machine is broken")
     review_cluster_create(tenant=tenant, memory_ids=[c.pk, d.pk], reason=f"maybe {mark}")
+    e = MemoryFactory(tenant=tenant, user_id=user_id, text=f"{mark} espresso cup is chipped")
+    KeptApartPair.objects.create(tenant=tenant, memory_low=d, memory_high=e)
     MemoryFactory(tenant=tenant, user_id=user_id, kind="semantic", text=f"{mark} user-scoped fact")
     session_append(
         tenant=tenant,
@@ -103,9 +105,11 @@ def test_deleting_a_user_leaves_no_text_of_theirs_in_any_table(tenant_a, tenant_
     r = tenant_a.client.delete("/api/v1/users/u1/memories")
     assert r.status_code == 200
     deleted = r.json()["deleted"]
-    assert deleted["episodic"] == 7 and deleted["semantic"] == 1
+    assert deleted["episodic"] == 8 and deleted["semantic"] == 1
     assert deleted["procedural"] == 1 and deleted["sessions"] == 1 and deleted["messages"] == 2
     assert tables_containing(MARK) == []
+    assert not KeptApartPair.objects.filter(tenant=tenant_a.tenant, memory_low__user_id="u1").exists()
+    assert not ClusterMember.objects.filter(memory__user_id="u1", memory__tenant=tenant_a.tenant).exists()
     assert tables_containing("otherusermark")  # the other user is untouched
     assert Memory.objects.filter(pk=shared.pk).exists()  # the shared knowledge base stays
 
@@ -115,7 +119,7 @@ def test_kind_flags_choose_what_is_forgotten(tenant_a):
     r = tenant_a.client.delete("/api/v1/users/u1/memories?episodic=false&semantic=false&short_term=false")
     assert r.json()["deleted"]["procedural"] == 1
     assert r.json()["deleted"]["episodic"] == 0
-    assert Memory.objects.filter(user_id="u1").count() == 8
+    assert Memory.objects.filter(user_id="u1").count() == 9
     assert tenant_a.client.delete("/api/v1/users/u1/memories?episodic=maybe").status_code == 400
 
 

@@ -174,7 +174,9 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
     def age(self, obj: DuplicateCluster) -> str:
         return timesince(obj.created_at).split(",")[0]
 
-    @admin.action(description="Merge selected clusters (keeps each cluster's longest text)")
+    @admin.action(
+        description="Merge selected clusters (keeps each cluster's longest text)", permissions=["change"]
+    )
     def bulk_merge(self, request: HttpRequest, queryset: QuerySet[DuplicateCluster]) -> None:
         if not self.has_change_permission(request):
             self.message_user(request, "You may not resolve clusters.", messages.ERROR)

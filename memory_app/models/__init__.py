@@ -1,5 +1,5 @@
 from memory_app.models.cache import EmbeddingCacheEntry, EmbeddingCacheStats
-from memory_app.models.jobs import MaintenanceJob
+from memory_app.models.jobs import MaintenanceJob, ReindexVector
 from memory_app.models.lineage import MemoryChange, MemoryChangeSource
 from memory_app.models.memory import EpisodicMemory, Memory, SemanticMemory
 from memory_app.models.procedural import Procedure
@@ -23,6 +23,7 @@ __all__ = [
     "MemoryChange",
     "MemoryChangeSource",
     "Procedure",
+    "ReindexVector",
     "SearchScopeIndex",
     "SemanticMemory",
     "SessionMessage",

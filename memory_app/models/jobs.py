@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
+from pgvector.django import VectorField
 
 from memory_app.models.tenancy import Tenant
 
@@ -44,3 +45,30 @@ class MaintenanceJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"
+
+
+class ReindexVector(models.Model):
+    """A memory's vector under the model a `reindex` is moving to, built beside the live one.
+
+    A side table rather than a second vector column on Memory: the live rows, their snapshots, the
+    admin and every selector stay untouched while a reindex runs, searches keep using the live
+    `embedding`, and the switch is one UPDATE ... FROM this table at the end. Rows already built
+    survive an interruption, so a rerun resumes.
+    """
+
+    memory = models.OneToOneField(
+        "memory_app.Memory", on_delete=models.CASCADE, primary_key=True, related_name="reindex_next"
+    )
+    embedding = VectorField(dimensions=384)
+    model = models.CharField(max_length=200)
+    text_hash = models.CharField(max_length=64, help_text="the text the vector was built from")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # The switch and the resume check: WHERE model = %s.
+            models.Index(fields=["model"], name="reindexvector_model_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"next vector of memory {self.memory_id} ({self.model})"

@@ -72,7 +72,8 @@ def search_memories(
         rows.append(
             {
                 "id": memory.pk if memory is not None else hit.memory_id,
-                "text": memory.text if memory is not None else hit.text,
+                # the display text: a deduplicated group's merged text when search collapsed one
+                "text": getattr(hit, "text", None) or memory.text,
                 "score": float(hit.score),
                 "category": getattr(memory, "category", ""),
                 "created_at": getattr(memory, "created_at", None),

@@ -1,0 +1,27 @@
+# The service image: web (gunicorn), Celery worker and beat all run from it (docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    DJANGO_SETTINGS_MODULE=project.settings
+
+WORKDIR /app
+RUN useradd --create-home --uid 1000 app
+
+# The CPU build of torch first, so sentence-transformers does not pull a multi-GB CUDA build.
+RUN pip install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"
+COPY pyproject.toml ./
+RUN python - <<'PY' > /tmp/requirements.txt && pip install -r /tmp/requirements.txt
+import tomllib
+print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))
+PY
+
+COPY --chown=app:app . .
+# Static files for the admin, served by whitenoise from gunicorn. A build-time key only.
+RUN SECRET_KEY=collectstatic-only DATABASE_URL=postgres://unused@localhost/unused PGVECTOR_CHECK=false \
+    python manage.py collectstatic --noinput
+
+USER app
+EXPOSE 8000
+CMD ["gunicorn", "project.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--timeout", "60"]

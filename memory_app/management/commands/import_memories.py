@@ -1,0 +1,71 @@
+"""Import a JSONL export into a tenant, remapping every id."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import IntegrityError, transaction
+from tqdm import tqdm
+
+from memory_app.errors import ApplicationError
+from memory_app.models import Tenant
+from memory_app.services.transfer import memory_import_records
+
+
+class _DryRun(Exception):
+    pass
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a file written by export_memories into a tenant (created if --create-tenant). Every id "
+        "is remapped, lineage and undo included. All or nothing. Dry run by default: the import runs "
+        "inside a transaction that is rolled back, so every error shows; --apply commits it."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="JSONL file (- for stdin)")
+        parser.add_argument("--tenant", metavar="SLUG", required=True, help="tenant to import into")
+        parser.add_argument("--create-tenant", action="store_true", help="create the tenant if missing")
+        parser.add_argument("--apply", action="store_true", help="commit the import (default: dry run)")
+
+    def _records(self, path: str) -> Iterator[dict[str, Any]]:
+        stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+        try:
+            for number, line in enumerate(tqdm(stream, desc="importing", unit="line", disable=None), 1):
+                if line.strip():
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise CommandError(f"line {number}: not JSON ({exc})") from exc
+        finally:
+            if stream is not sys.stdin:
+                stream.close()
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        slug = options["tenant"]
+        try:
+            with transaction.atomic():
+                tenant = Tenant.objects.filter(slug=slug).first()
+                if tenant is None:
+                    if not options["create_tenant"]:
+                        raise CommandError(f"no tenant {slug!r} (use --create-tenant)")
+                    tenant = Tenant.objects.create(name=slug, slug=slug)
+                counts = memory_import_records(tenant=tenant, records=self._records(options["path"]))
+                summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+                if not options["apply"]:
+                    raise _DryRun(summary)
+        except _DryRun as dry:
+            self.stdout.write(
+                f"dry run: would import {dry.args[0]} into {slug}; nothing written (use --apply)"
+            )
+            return
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        except IntegrityError as exc:
+            raise CommandError(f"import conflicts with existing rows of {slug}: {exc}") from exc
+        self.stdout.write(f"imported {summary} into {slug}")

@@ -1,0 +1,62 @@
+"""Re-embed every memory with the configured embedding model, beside the live vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+from tqdm import tqdm
+
+from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.models import Memory, ReindexVector
+from memory_app.services.reindex import reindex_build, reindex_pending, reindex_switch
+
+from ._ops import add_tenant_argument, tenant_or_none
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-embed every memory (any status) with the configured model (EMBEDDING_PROVIDER / "
+        "EMBEDDING_MODEL of this process). New vectors are built in a side table while searches keep "
+        "using the live ones; at the end one transaction switches them. An interrupted run resumes "
+        "where it stopped. Dry run by default: prints what it would do; --apply acts."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_tenant_argument(parser)
+        parser.add_argument("--apply", action="store_true", help="build and switch (default: dry run)")
+        parser.add_argument("--batch-size", type=int, default=256, help="texts per embedding call")
+        parser.add_argument("--no-switch", action="store_true", help="build the new vectors only")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = tenant_or_none(options["tenant"])
+        model = embedding_model_name()
+        scope = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
+        pending = reindex_pending(tenant=tenant, model=model).count()
+        built = ReindexVector.objects.filter(model=model, memory__in=scope).count()
+        current = scope.filter(embedding_model=model).count()
+        self.stdout.write(
+            f"target model {model}: {current} memories already use it, {built} new vectors built, "
+            f"{pending} to embed"
+        )
+        if not options["apply"]:
+            self.stdout.write("dry run: nothing written (use --apply)")
+            return
+        with tqdm(total=pending, desc="embedding", unit="memory", disable=None) as bar:
+            done = reindex_build(
+                tenant=tenant,
+                model=model,
+                embed=embed_texts,
+                batch_size=options["batch_size"],
+                on_batch=bar.update,
+            )
+        # Rows the API wrote meanwhile with the old model: one more pass before switching.
+        done += reindex_build(tenant=tenant, model=model, embed=embed_texts, batch_size=options["batch_size"])
+        self.stdout.write(f"embedded {done} memories with {model}")
+        if options["no_switch"]:
+            self.stdout.write("vectors built; run again without --no-switch to make them live")
+            return
+        switched = reindex_switch(tenant=tenant, model=model)
+        self.stdout.write(
+            f"switched {switched} memories to {model}; consider `manage.py rebuild_indexes --apply`"
+        )

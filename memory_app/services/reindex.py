@@ -1,0 +1,102 @@
+"""Re-embed every memory with the configured model, beside the live vectors, then switch at once.
+
+1. `reindex_build` embeds, batch by batch, every row (any status, so an undo restores rows with
+   vectors of the same model) whose `embedding_model` is not the target and stores the vector in
+   `ReindexVector`. Searches keep using the live column meanwhile. An interrupted build resumes:
+   rows whose next vector exists for this model and text are skipped.
+2. `reindex_switch` copies the new vectors over the live ones in ONE transaction and empties the
+   side table; rows written by the API during the build are caught up first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet
+
+from memory_app.models import Memory, ReindexVector, Tenant
+
+logger = logging.getLogger(__name__)
+
+
+def _scoped(tenant: Tenant | None) -> QuerySet[Memory]:
+    qs = Memory.objects.all()
+    return qs if tenant is None else qs.filter(tenant=tenant)
+
+
+def reindex_pending(*, tenant: Tenant | None, model: str) -> QuerySet[Memory]:
+    """Rows that still need a vector under `model` (none built yet for this model and text)."""
+    built = ReindexVector.objects.filter(memory=OuterRef("pk"), model=model, text_hash=OuterRef("text_hash"))
+    return _scoped(tenant).exclude(embedding_model=model).exclude(Exists(built))
+
+
+def reindex_batches(
+    *, tenant: Tenant | None, model: str, batch_size: int
+) -> Iterator[list[tuple[int, str, str]]]:
+    """Batches of (id, text, text_hash) in id order; each query starts after the last id seen."""
+    last = 0
+    while True:
+        batch = list(
+            reindex_pending(tenant=tenant, model=model)
+            .filter(pk__gt=last)
+            .order_by("pk")
+            .values_list("pk", "text", "text_hash")[:batch_size]
+        )
+        if not batch:
+            return
+        yield batch
+        last = batch[-1][0]
+
+
+def reindex_build(
+    *,
+    tenant: Tenant | None,
+    model: str,
+    embed: Callable[[list[str]], object],
+    batch_size: int = 256,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Build the next vectors; returns how many rows were embedded. Each batch commits on its own."""
+    import numpy as np
+
+    done = 0
+    for batch in reindex_batches(tenant=tenant, model=model, batch_size=batch_size):
+        vectors = np.asarray(embed([text for _, text, _ in batch]), dtype=np.float32)
+        with transaction.atomic():
+            ReindexVector.objects.bulk_create(
+                [
+                    ReindexVector(memory_id=pk, embedding=vec, model=model, text_hash=text_hash)
+                    for (pk, _, text_hash), vec in zip(batch, vectors, strict=True)
+                ],
+                update_conflicts=True,
+                unique_fields=["memory"],
+                update_fields=["embedding", "model", "text_hash", "created_at"],
+            )
+        done += len(batch)
+        if on_batch:
+            on_batch(len(batch))
+    return done
+
+
+@transaction.atomic
+def reindex_switch(*, tenant: Tenant | None, model: str) -> int:
+    """Make the built vectors live in one transaction; returns the number of rows switched."""
+    memory, side = Memory._meta.db_table, ReindexVector._meta.db_table
+    tenant_sql, params = ("AND m.tenant_id = %s", [model, tenant.pk]) if tenant else ("", [model])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {memory} AS m SET embedding = n.embedding, embedding_model = n.model "
+            f"FROM {side} AS n WHERE n.memory_id = m.id AND n.model = %s "
+            f"AND n.text_hash = m.text_hash {tenant_sql}",
+            params,
+        )
+        switched = cursor.rowcount
+        cursor.execute(
+            f"DELETE FROM {side} AS n USING {memory} AS m WHERE n.memory_id = m.id "
+            f"AND m.embedding_model = n.model {tenant_sql}",
+            params[1:],
+        )
+    logger.info("reindex: %d rows now use %s", switched, model)
+    return switched

@@ -1,0 +1,84 @@
+"""Celery tasks: thin wrappers taking ids, around the same services the commands call.
+
+Every task is idempotent (a finished job is not run again; expiry of expired rows changes nothing),
+retries database outages with exponential backoff, and runs under the soft and hard time limits of
+the settings. Without CELERY_BROKER_URL they run inline in the caller (CELERY_TASK_ALWAYS_EAGER).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+from memory_app.models import Tenant
+from memory_app.models.jobs import JobKind
+
+logger = logging.getLogger(__name__)
+
+_LIMITS: dict[str, Any] = {
+    "soft_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    "time_limit": settings.CELERY_TASK_TIME_LIMIT,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": settings.TASK_MAX_RETRIES,
+    "acks_late": True,
+}
+
+
+@shared_task(bind=True, name="memory.maintenance_job_run", **_LIMITS)
+def maintenance_job_run(self: Any, job_id: int) -> dict[str, Any] | None:
+    """Run or resume one compaction / review-detection job."""
+    from memory_app.services.maintenance import maintenance_job_run as run
+
+    try:
+        job = run(job_id=job_id)
+    except SoftTimeLimitExceeded:
+        # The job saved its cursor and is queued again: continue in a fresh task.
+        maintenance_job_run.apply_async((job_id,), countdown=1)
+        return None
+    return None if job is None else dict(job.stats)
+
+
+def _schedule_all(kind: str) -> int:
+    from memory_app.services.maintenance import maintenance_job_schedule
+
+    created = 0
+    for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
+        created += maintenance_job_schedule(kind=kind, tenant=tenant) is not None
+    logger.info("scheduled %d %s job(s)", created, kind)
+    return created
+
+
+@shared_task(name="memory.compaction_periodic", **_LIMITS)
+def compaction_periodic() -> int:
+    """One compaction job per active tenant, unless one is already queued or running."""
+    return _schedule_all(JobKind.COMPACTION)
+
+
+@shared_task(name="memory.review_detection_periodic", **_LIMITS)
+def review_detection_periodic() -> int:
+    """Compaction in queue-only mode: likely duplicates go to the review queue, nothing is merged."""
+    return _schedule_all(JobKind.REVIEW_DETECTION)
+
+
+@shared_task(name="memory.expiry_run", **_LIMITS)
+def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
+    """Expire memories past `expires_at` (one tenant or all); running it twice expires nothing more."""
+    from memory_app.services.expiry import memories_expire
+
+    tenant = None if tenant_id is None else Tenant.objects.filter(pk=tenant_id).first()
+    if tenant_id is not None and tenant is None:
+        logger.warning("expiry: tenant %s does not exist", tenant_id)
+        return {}
+    report = memories_expire(tenant=tenant)
+    result = dataclasses.asdict(report) if dataclasses.is_dataclass(report) else {"report": str(report)}
+    logger.info("expiry (tenant %s): %s", tenant_id or "all", result)
+    return result
