@@ -34,7 +34,7 @@ def test_negation_flips_polarity_and_double_negation_does_not():
     assert polarity_flip("User loves horror movies", "User can't stand horror movies")
     assert polarity_flip("User is allergic to latex", "User is not allergic to latex")
     assert not polarity_flip("User doesn't like cilantro", "The user dislikes coriander leaves")
-    assert polarity_flip("User prefers window seats", "User prefers aisle seats")
+    assert polarity_flip("User prefers morning runs", "User prefers evening runs")
 
 
 def test_another_person_in_the_subject_is_flagged():
@@ -69,3 +69,43 @@ def test_merge_text_keeps_the_most_informative_member_verbatim():
     assert merge_text([rich, short]) == rich
     with pytest.raises(ValueError):
         merge_text(["", "  "])
+
+
+def test_the_same_number_in_another_unit_is_another_quantity():
+    assert pair_facts("User's cat is 12 years old", "User's cat weighs 12 pounds", 0.3).unit_conflict
+    assert not pair_facts("User sleeps 7 hours", "They get about 7 hours of sleep", 0.2).unit_conflict
+
+
+def test_a_past_event_is_not_a_future_goal():
+    assert pair_facts("User wants to lose 5 kg before summer", "User lost 5 kg last summer", 0.2).time_shift
+
+
+def test_another_month_or_weekday_is_a_changed_date():
+    assert pair_facts("Yoga is on Tuesdays", "Yoga moved to Thursdays", 0.15).calendar_swap
+    assert pair_facts("The wedding is on 14 September", "The party is on 14 August", 0.3).calendar_swap
+
+
+def test_different_code_identifiers_are_different_calls():
+    facts = pair_facts("Confirm before calling schedule_meeting", "Confirm before calling set_reminder", 0.2)
+    assert facts.identifiers_differ
+
+
+def test_one_exchanged_word_is_a_single_swap_unless_it_is_the_same_root():
+    assert pair_facts(
+        "User's espresso grinder is broken", "User's espresso machine is broken", 0.1
+    ).single_swap
+    assert not pair_facts("User is allergic to shellfish", "User has a shellfish allergy", 0.1).single_swap
+
+
+def test_prefix_negation_and_retraction_flip_polarity():
+    assert polarity_flip("User prefers fiction", "User prefers nonfiction")
+    assert polarity_flip("User is allergic to latex", "A doctor ruled out the user's supposed latex allergy")
+
+
+def test_the_same_words_in_another_order_are_flagged():
+    assert pair_facts("User prefers tabs over spaces", "User prefers spaces over tabs", 0.01).order_changed
+    assert not pair_facts("User likes tea", "User likes tea!", 0.0).order_changed
+
+
+def test_the_same_names_in_another_order_are_flagged():
+    assert pair_facts("Aiko moved from Osaka to Kyoto", "Aiko moved from Kyoto to Osaka", 0.02).order_changed

@@ -70,3 +70,19 @@ def test_the_plan_follows_the_scope_size(settings):
         scope_neighbours(tenant=tenant, scope=SCOPE, embedding=base, k=2, radius=1.0)
     assert any("MATERIALIZED" in q["sql"] for q in ctx.captured_queries)
     assert not any("hnsw" in q["sql"] for q in ctx.captured_queries)
+
+
+def test_a_scope_counted_large_skips_the_count_until_the_entry_expires(settings, monkeypatch):
+    import memory_app.selectors.neighbours as neighbours
+
+    tenant = TenantFactory()
+    _scope_rows(tenant, unit_vector(5), [0.1, 0.2, 0.3])
+    settings.STORE_EXACT_SCOPE_MAX = 2
+    assert not scope_is_small(tenant=tenant, scope=SCOPE)
+    with CaptureQueriesContext(connection) as ctx:
+        assert not scope_is_small(tenant=tenant, scope=SCOPE)
+    assert ctx.captured_queries == []
+    monkeypatch.setattr(neighbours, "LARGE_SCOPE_TTL", 0.0)
+    with CaptureQueriesContext(connection) as ctx:
+        assert not scope_is_small(tenant=tenant, scope=SCOPE)
+    assert len(ctx.captured_queries) == 1

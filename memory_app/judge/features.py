@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,6 +24,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "person_change",
     "name_swap",
     "change_marker",
+    "overlap_distance",
 )
 
 
@@ -43,11 +45,35 @@ class PairFacts:
     person_change: bool
     name_swap: bool
     change_marker: bool
+    unit_conflict: bool
+    time_shift: bool
+    identifiers_differ: bool
+    order_changed: bool
 
     @property
     def number_conflict(self) -> bool:
         """Both sides state numbers and they differ: a changed value, or a unit the rules cannot convert."""
         return bool(self.numbers_new) and bool(self.numbers_old) and self.numbers_new != self.numbers_old
+
+    @property
+    def numbers_differ(self) -> bool:
+        """Any number stated on one side only: a merge must neither lose nor invent a number."""
+        return self.numbers_new != self.numbers_old
+
+    @property
+    def calendar_swap(self) -> bool:
+        """A month or weekday exchanged for another: a changed date, like a changed number."""
+        calendar = tn.MONTHS | tn.WEEKDAYS
+        return bool(self.only_old & calendar) and bool(self.only_new & calendar)
+
+    @property
+    def single_swap(self) -> bool:
+        """Exactly one content word exchanged in an otherwise identical frame, and not two forms of
+        one word (allergic/allergy): another object, place or activity unless a human says otherwise."""
+        if len(self.only_old) != 1 or len(self.only_new) != 1 or not self.shared:
+            return False
+        (old_word,), (new_word,) = tuple(self.only_old), tuple(self.only_new)
+        return not tn.same_root(old_word, new_word)
 
     @property
     def slot_swap(self) -> bool:
@@ -84,6 +110,9 @@ class PairFacts:
                 float(self.person_change),
                 float(self.name_swap),
                 float(self.change_marker),
+                # Same words yet far apart: the few words that differ carry the meaning (a swapped
+                # object or place), while a paraphrase is close with few shared words.
+                self.jaccard * distance,
             ],
             dtype=np.float64,
         )
@@ -102,13 +131,16 @@ def cosine_distance(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
 
 
 def polarity_flip(old: str, new: str) -> bool:
-    """One side is negated relative to the other: negator parity differs XOR an antonym pair appears."""
-    negation_differs = (tn.negation_count(old) % 2) != (tn.negation_count(new) % 2)
+    """One side is negated relative to the other: a negator on one side only XOR an antonym pair."""
+    # Presence, not parity: "ruled out the supposed allergy" carries two cues and still negates.
+    negation_differs = (tn.negation_count(old) > 0) != (tn.negation_count(new) > 0)
     old_words, new_words = tn.content_words(old), tn.content_words(new)
     antonym = any(tn.ANTONYMS.get(word, frozenset()) & new_words for word in old_words - new_words)
+    antonym = antonym or tn.morphological_negation(old_words - new_words, new_words - old_words)
     return negation_differs != antonym
 
 
+@lru_cache(maxsize=8192)
 def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
     old_words, new_words = tn.content_words(old), tn.content_words(new)
     union = old_words | new_words
@@ -130,7 +162,33 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         person_change=bool((old_words ^ new_words) & tn.PERSON_NOUNS) and not _person_restated(old, new),
         name_swap=bool(old_names - new_names) and bool(new_names - old_names),
         change_marker=bool((new_words - old_words) & tn.CHANGE_MARKERS),
+        unit_conflict=_unit_conflict(old_words, new_words),
+        time_shift=bool((old_words ^ new_words) & tn.TIME_MARKERS),
+        identifiers_differ=_identifiers_differ(old, new),
+        # "prefers tabs over spaces" / "prefers spaces over tabs": same words, roles exchanged.
+        order_changed=(old_words == new_words and tn.content_sequence(old) != tn.content_sequence(new))
+        or _names_reordered(old, new),
     )
+
+
+def _names_reordered(old: str, new: str) -> bool:
+    """The same named entities in another order ("moved from Osaka to Kyoto" / "from Kyoto to Osaka")."""
+    old_names, new_names = tn.name_sequence(old), tn.name_sequence(new)
+    shared = set(old_names) & set(new_names)
+    if len(shared) < 2:
+        return False
+    return [n for n in old_names if n in shared] != [n for n in new_names if n in shared]
+
+
+def _identifiers_differ(old: str, new: str) -> bool:
+    """Both name code identifiers (get_weather, days=7) and not the same ones: another tool or call."""
+    old_ids, new_ids = tn.identifiers(old), tn.identifiers(new)
+    return bool(old_ids) and bool(new_ids) and old_ids != new_ids
+
+
+def _unit_conflict(old_words: frozenset[str], new_words: frozenset[str]) -> bool:
+    old_units, new_units = old_words & tn.UNITS, new_words & tn.UNITS
+    return bool(old_units) and bool(new_units) and not (old_units & new_units)
 
 
 def _person_restated(old: str, new: str) -> bool:

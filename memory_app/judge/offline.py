@@ -10,13 +10,14 @@ import math
 
 import numpy as np
 
+from memory_app.judge import text_norm as tn
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.calibration import Calibration, load_calibration
 from memory_app.judge.features import PairFacts, cosine_distance, pair_facts
 from memory_app.text import normalize_text
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
-SURE = 0.97
+SURE = 0.99
 LIKELY = 0.75
 
 
@@ -32,14 +33,24 @@ def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
 
 def vetoed(facts: PairFacts) -> str:
     """Why this pair must not be merged without a human, or '' when nothing forbids it."""
-    if facts.number_conflict:
-        return "numbers differ"
+    if facts.numbers_differ or facts.calendar_swap:
+        return "numbers or dates differ"
+    if facts.identifiers_differ:
+        return "identifiers differ"
+    if facts.unit_conflict:
+        return "units differ"
+    if facts.time_shift:
+        return "another time"
     if facts.polarity_flip:
         return "polarity flipped"
     if facts.person_change or facts.possessor_change:
         return "about another person"
     if facts.change_marker:
         return "states a change"
+    if facts.single_swap:
+        return "one word exchanged"
+    if facts.order_changed:
+        return "same words in another order"
     return ""
 
 
@@ -50,8 +61,12 @@ def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> 
     veto = vetoed(facts)
     other_subject = facts.person_change or facts.possessor_change
     # A changed value in the same frame (same words, a different number or a stated change).
-    if not other_subject and facts.jaccard >= 0.5 and (facts.number_conflict or facts.change_marker):
-        confidence = SURE if facts.jaccard >= 0.75 and not facts.only_old - facts.only_new else LIKELY
+    changed_value = facts.number_conflict or facts.calendar_swap or facts.change_marker
+    if not other_subject and facts.jaccard >= 0.5 and changed_value:
+        # Sure only when nothing but numbers and change words differ; "the 8:05 train to work" vs
+        # "the 5:40 train home" differs in a word too, and may be another fact.
+        same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS)
+        confidence = SURE if same_frame else LIKELY
         return Judgement("update", confidence, reason=veto)
     if facts.new_contains_old and not veto and not facts.name_swap:
         return Judgement("refine", SURE if distance is not None else LIKELY, reason="adds detail")

@@ -1,7 +1,6 @@
-"""Tokens, numbers and word classes for the offline judge's features (pure functions, no database).
+"""Tokens, numbers and stemmed word classes for the offline judge's features (pure, no database).
 
-The word lists are general English (stop words, number words, negators, common antonym pairs,
-abbreviations of months and weekdays); none of them is drawn from the labeled pairs.
+The raw word lists live in `lexicon.py`.
 """
 
 from __future__ import annotations
@@ -10,179 +9,19 @@ import re
 import unicodedata
 from functools import lru_cache
 
-
-def _words(block: str) -> list[str]:
-    return block.split()
-
-
-STOPWORDS = frozenset(
-    _words(
-        """a an the and or but if then than so of to in on at by for from with as into onto about over
-    under after before during between through up down out off is are was were be been being am do does
-    did doing has have had having will would shall should can could may might must it its this that
-    these those there here which who whom whose what when where why how all any each every some such
-    very just also too only own same other another more most much many few i me my mine we us our you
-    your he him his she her hers they them their theirs themselves himself herself itself user users
-    user's person someone one's s t re ve ll d m currently usually typically normally generally really
-    around roughly approximately about nearly almost per via etc e g ca wo st nd rd th am pm"""
-    )
+from memory_app.judge import lexicon
+from memory_app.judge.lexicon import (
+    ANTONYM_PAIRS,
+    CANONICAL,
+    MONTHS,
+    NEGATORS,
+    NUMBER_WORDS,
+    STOPWORDS,
+    WEEKDAYS,
 )
 
-# Ordinary English negators; "n't" is split off before tokenising.
-NEGATORS = frozenset(_words("not no never none nothing nobody neither nor without cannot n't"))
+__all__ = ["ANTONYM_PAIRS", "CANONICAL", "MONTHS", "NEGATORS", "NUMBER_WORDS", "STOPWORDS", "WEEKDAYS"]
 
-NUMBER_WORDS = {
-    "zero": 0,
-    "one": 1,
-    "single": 1,
-    "once": 1,
-    "two": 2,
-    "twice": 2,
-    "pair": 2,
-    "three": 3,
-    "thrice": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "dozen": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-    "hundred": 100,
-    "thousand": 1000,
-    "million": 1_000_000,
-}
-_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-
-# Abbreviations with one unambiguous expansion (calendar words, common unit spellings).
-CANONICAL = {
-    "jan": "january",
-    "feb": "february",
-    "mar": "march",
-    "apr": "april",
-    "jun": "june",
-    "jul": "july",
-    "aug": "august",
-    "sep": "september",
-    "sept": "september",
-    "oct": "october",
-    "nov": "november",
-    "dec": "december",
-    "mon": "monday",
-    "tue": "tuesday",
-    "tues": "tuesday",
-    "wed": "wednesday",
-    "thu": "thursday",
-    "thur": "thursday",
-    "thurs": "thursday",
-    "fri": "friday",
-    "sat": "saturday",
-    "sun": "sunday",
-    "kg": "kilogram",
-    "kilo": "kilogram",
-    "km": "kilometer",
-    "kilometre": "kilometer",
-    "metre": "meter",
-    "min": "minute",
-    "mins": "minute",
-    "hr": "hour",
-    "hrs": "hour",
-    "h": "hour",
-    "lb": "pound",
-    "lbs": "pound",
-    "mum": "mom",
-    "mother": "mom",
-    "dad": "father",
-    "colour": "color",
-    "favourite": "favorite",
-}
-
-MONTHS = frozenset(
-    _words("january february march april may june july august september october november december")
-)
-WEEKDAYS = frozenset(_words("monday tuesday wednesday thursday friday saturday sunday"))
-
-# Common English antonym pairs (both directions are checked).
-ANTONYM_PAIRS = (
-    ("like", "dislike"),
-    ("love", "hate"),
-    ("start", "end"),
-    ("start", "stop"),
-    ("begin", "end"),
-    ("open", "close"),
-    ("older", "younger"),
-    ("old", "young"),
-    ("big", "small"),
-    ("large", "small"),
-    ("morning", "evening"),
-    ("morning", "night"),
-    ("day", "night"),
-    ("early", "late"),
-    ("before", "after"),
-    ("buy", "sell"),
-    ("sold", "bought"),
-    ("win", "lose"),
-    ("gain", "lose"),
-    ("increase", "decrease"),
-    ("more", "less"),
-    ("maximum", "minimum"),
-    ("max", "min"),
-    ("high", "low"),
-    ("higher", "lower"),
-    ("fast", "slow"),
-    ("hot", "cold"),
-    ("left", "right"),
-    ("up", "down"),
-    ("in", "out"),
-    ("first", "last"),
-    ("past", "future"),
-    ("always", "never"),
-    ("accept", "reject"),
-    ("allow", "forbid"),
-    ("enable", "disable"),
-    ("include", "exclude"),
-    ("arrive", "depart"),
-    ("outbound", "return"),
-    ("husband", "wife"),
-    ("brother", "sister"),
-    ("son", "daughter"),
-    ("mom", "father"),
-    ("aunt", "uncle"),
-    ("niece", "nephew"),
-    ("grandmother", "grandfather"),
-    ("male", "female"),
-    ("single", "married"),
-    ("married", "divorced"),
-    ("personal", "business"),
-    ("weekday", "weekend"),
-    ("weeknight", "weekend"),
-    ("weekly", "monthly"),
-    ("monthly", "yearly"),
-    ("daily", "weekly"),
-    ("income", "expense"),
-    ("save", "spend"),
-    ("light", "dark"),
-    ("window", "aisle"),
-    ("tab", "space"),
-)
 _TOKEN = re.compile(r"n't|\d+(?:[.,:]\d+)*|[a-z]+(?:'s)?")
 _NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*$")
 
@@ -263,7 +102,7 @@ def numbers(text: str) -> frozenset[float]:
         word = tok[:-2] if tok.endswith("'s") else tok
         if word in NUMBER_WORDS:
             number = NUMBER_WORDS[word]
-            if word in _MULTIPLIERS and pending is not None:
+            if word in lexicon.MULTIPLIERS and pending is not None:
                 pending *= number
             elif pending is not None and pending >= 20 and number < 10:
                 pending += number
@@ -278,6 +117,19 @@ def numbers(text: str) -> frozenset[float]:
     if pending is not None:
         values.append(pending)
     return frozenset(values)
+
+
+def content_sequence(text: str) -> tuple[str, ...]:
+    """Stemmed content words in order of first appearance (content_words keeps no order)."""
+    seen: dict[str, None] = {}
+    for tok in raw_tokens(text):
+        if _NUMERIC.match(tok) or tok == "n't":
+            continue
+        base = tok[:-2] if tok.endswith("'s") else tok
+        if base in STOPWORDS or base in NUMBER_WORDS or len(base) < 2:
+            continue
+        seen.setdefault(stem(base), None)
+    return tuple(seen)
 
 
 def content_words(text: str) -> frozenset[str]:
@@ -306,27 +158,40 @@ def possessors(text: str) -> frozenset[str]:
 
 # Kinship and social-role nouns: when one side names such a person and the other does not, the fact
 # is about someone else ("User's wife goes to yoga" vs "User goes to yoga").
-PERSON_NOUNS = frozenset(
-    stem(w)
-    for w in _words(
-        """wife husband partner spouse fiance fiancee girlfriend boyfriend son daughter child children
-    kid kids baby brother sister sibling mother mom father parent parents grandmother grandfather
-    grandma grandpa
-    grandparent grandchild grandchildren grandson granddaughter aunt uncle cousin niece nephew law in-law
-    friend roommate flatmate neighbor neighbour colleague coworker boss manager mentor mentee teacher
-    student doctor dentist therapist landlord tenant client customer team family dog cat pet"""
-    )
-)
+PERSON_NOUNS = frozenset(stem(w) for w in lexicon.PERSON_NOUNS_WORDS)
 
 # Words that announce a changed value ("now", "switched", "no longer").
-CHANGE_MARKERS = frozenset(
-    stem(w)
-    for w in _words(
-        """now anymore longer switched switch moved move changed change quit stopped stop started
-    start became become relocated replaced instead promoted postponed rescheduled cancelled canceled
-    left sold gave new latest updated"""
-    )
-)
+CHANGE_MARKERS = frozenset(stem(w) for w in lexicon.CHANGE_MARKERS_WORDS)
+
+
+# Units of measure: the same number in another unit is another quantity ("12 years" vs "12 pounds").
+UNITS = frozenset(stem(w) for w in lexicon.UNITS_WORDS)
+
+# Words that place a fact in time relative to now: "wants to lose" (future) vs "lost last summer".
+TIME_MARKERS = frozenset(stem(w) for w in lexicon.TIME_MARKERS_WORDS if w not in STOPWORDS)
+
+
+def morphological_negation(a: frozenset[str], b: frozenset[str]) -> bool:
+    """One side has a word the other has with a negating prefix: fiction/nonfiction, able/unable."""
+    for x in a:
+        for y in b:
+            short, long_ = (x, y) if len(x) < len(y) else (y, x)
+            if len(short) >= 4 and any(long_ == prefix + short for prefix in lexicon.NEGATING_PREFIXES):
+                return True
+    return False
+
+
+_IDENTIFIER = re.compile(r"\b\w+(?:[_=]\w+)+\b")
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """Code-like tokens (snake_case names, key=value parameters), compared verbatim."""
+    return frozenset(_IDENTIFIER.findall(text.casefold()))
+
+
+def same_root(a: str, b: str, length: int = 4) -> bool:
+    """Two stems sharing their first `length` letters are taken as forms of one word."""
+    return len(a) >= length and len(b) >= length and a[:length] == b[:length]
 
 
 def capitalised_names(text: str) -> frozenset[str]:
@@ -350,6 +215,17 @@ def _antonym_table() -> dict[str, frozenset[str]]:
 
 # Keyed by stem, like content_words(), so "dislikes" meets "like".
 ANTONYMS = _antonym_table()
+
+
+def name_sequence(text: str) -> tuple[str, ...]:
+    """Capitalised words after the first word, in order: the entities a sentence relates."""
+    words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text))
+    seen: dict[str, None] = {}
+    for word in words[1:]:
+        folded = word.casefold()
+        if word[0].isupper() and folded not in STOPWORDS and stem(folded) not in MONTHS | WEEKDAYS:
+            seen.setdefault(stem(folded), None)
+    return tuple(seen)
 
 
 def negation_count(text: str) -> int:

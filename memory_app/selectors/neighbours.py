@@ -11,6 +11,7 @@ index scan walk tens of thousands of tuples.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -45,16 +46,33 @@ def vector_literal(vector: np.ndarray) -> str:
 _SCOPE_WHERE = "tenant_id = %s AND user_id = %s AND namespace = %s AND kind = %s AND status = %s"
 
 
+# Scopes recently counted large, per process: a large scope stays large, so the count (one round
+# trip per store) is skipped for LARGE_SCOPE_TTL seconds. Small results are not cached: a growing
+# scope must switch to HNSW as soon as it passes the limit. A scope that shrank keeps the HNSW plan
+# until the entry expires, which is slower for a while, never wrong.
+LARGE_SCOPE_TTL = 300.0
+_large_scopes: dict[tuple[int, str, str, str, int], float] = {}
+
+
 def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) -> bool:
     """Counts at most limit+1 rows (an index-only scan of memory_scope_idx), so it stays cheap."""
     limit = settings.STORE_EXACT_SCOPE_MAX if limit is None else limit
+    key = (tenant.pk, scope.user_id, scope.namespace, scope.kind, limit)
+    seen = _large_scopes.get(key)
+    if seen is not None and time.monotonic() - seen < LARGE_SCOPE_TTL:
+        return False
     table = Memory._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {_SCOPE_WHERE} LIMIT %s) s",
             [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE, limit + 1],
         )
-        return int(cursor.fetchone()[0]) <= limit
+        small = int(cursor.fetchone()[0]) <= limit
+    if not small:
+        if len(_large_scopes) > 10_000:
+            _large_scopes.clear()
+        _large_scopes[key] = time.monotonic()
+    return small
 
 
 def _exact_sql(table: str) -> str:

@@ -23,6 +23,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--pairs", required=True, help="JSONL with existing, new, label")
         parser.add_argument("--cv-repeats", type=int, default=10, help="repeats of 5-fold CV (0: none)")
+        parser.add_argument(
+            "--merge-margin",
+            type=float,
+            default=fitting.MERGE_MARGIN,
+            help="added to the lowest review_below that merged no training update/distinct pair",
+        )
+        parser.add_argument("--paws", help="PAWS-Wiki TSV for an out-of-domain check (not used to fit)")
+        parser.add_argument("--paws-sample", type=int, default=400, help="PAWS pairs per label")
         parser.add_argument("--output", help="where to write the JSON (default: the committed file)")
         parser.add_argument("--dry-run", action="store_true", help="fit and report without writing")
         parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
@@ -40,7 +48,10 @@ class Command(BaseCommand):
         new = embed_texts([p["new"] for p in pairs])
         distances = 1.0 - np.einsum("ij,ij->i", existing, new).astype(np.float64)
 
-        cal = fitting.fit_calibration(pairs, distances, model=model)
+        margin = options["merge_margin"]
+        if not 0.0 <= margin <= 0.5:
+            raise CommandError("--merge-margin must be between 0 and 0.5")
+        cal = fitting.fit_calibration(pairs, distances, model=model, merge_margin=margin)
         labels = [p["label"] for p in pairs]
         self.stdout.write(
             f"{len(pairs)} pairs, model {model}: radius {cal.candidate_radius}, "
@@ -58,7 +69,9 @@ class Command(BaseCommand):
         full = fitting.metrics(labels, fitting.simulate(pairs, distances, cal))
         cv: dict[str, Any] | None = None
         if options["cv_repeats"] > 0:
-            cv = fitting.cross_validate(pairs, distances, model=model, repeats=options["cv_repeats"])
+            cv = fitting.cross_validate(
+                pairs, distances, model=model, repeats=options["cv_repeats"], merge_margin=margin
+            )
             self.stdout.write(
                 f"cross-validated (5-fold x {options['cv_repeats']}): "
                 f"false_merge {cv['false_merge_rate']:.4f}, "
@@ -66,6 +79,7 @@ class Command(BaseCommand):
                 f"dup_merged {cv['duplicate_merge_rate']:.4f}, "
                 f"dup_handled {cv['duplicate_handled_rate']:.4f}, review {cv['review_rate']:.4f}"
             )
+        paws = self._paws_check(options["paws"], options["paws_sample"], cal) if options["paws"] else None
         cal = replace(
             cal,
             meta={
@@ -73,8 +87,10 @@ class Command(BaseCommand):
                 "pairs_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                 "pairs": len(pairs),
                 "fitted_by": "manage.py calibrate_dedup",
+                "merge_margin": margin,
                 "in_sample": {k: v for k, v in full.items() if k != "confusion"},
                 "cross_validated": None if cv is None else {k: v for k, v in cv.items() if k != "confusion"},
+                "paws_check": paws,
             },
         )
         if not options["dry_run"]:
@@ -84,5 +100,30 @@ class Command(BaseCommand):
             clear_calibration_cache()
             self.stdout.write(f"wrote {out}")
         if options["json"]:
-            summary = {"calibration": calibration_to_dict(cal), "in_sample": full, "cv": cv}
+            summary = {"calibration": calibration_to_dict(cal), "in_sample": full, "cv": cv, "paws": paws}
             self.stdout.write(json.dumps(summary))
+
+    def _paws_check(self, path: str, per_label: int, cal: Any) -> dict[str, Any]:
+        """Adversarial word-swap pairs: how often a non-paraphrase would merge, a paraphrase merge."""
+        rows = [line.split("\t") for line in Path(path).read_text().splitlines()[1:] if line.strip()]
+        rng = np.random.default_rng(0)
+        pairs = []
+        for label in ("0", "1"):
+            chosen = [r for r in rows if len(r) >= 4 and r[3].strip() == label]
+            for index in rng.choice(len(chosen), size=min(per_label, len(chosen)), replace=False):
+                row = chosen[int(index)]
+                pairs.append(
+                    {"existing": row[1], "new": row[2], "label": "duplicate" if label == "1" else "distinct"}
+                )
+        first = embed_texts([p["existing"] for p in pairs])
+        second = embed_texts([p["new"] for p in pairs])
+        distances = 1.0 - np.einsum("ij,ij->i", first, second).astype(np.float64)
+        m = fitting.metrics([p["label"] for p in pairs], fitting.simulate(pairs, distances, cal))
+        result = {
+            "pairs": len(pairs),
+            "non_paraphrase_merged": m["false_merge_rate"],
+            "paraphrase_merged": m["duplicate_merge_rate"],
+            "paraphrase_handled": m["duplicate_handled_rate"],
+        }
+        self.stdout.write(f"PAWS-Wiki check (out of domain, {len(pairs)} pairs): {result}")
+        return result
