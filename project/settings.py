@@ -192,6 +192,8 @@ EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
 # Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
 EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
 SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)
+# ...and the order-aware surface guard beside it (MiniLM alone reuses across swapped words).
+EMBEDDING_NEAR_DUP_SURFACE_MIN = env_float("EMBEDDING_NEAR_DUP_SURFACE_MIN", 0.95, minimum=0.5, maximum=1.0)
 EMBEDDING_NEAR_DUP_EF_SEARCH = env_int("EMBEDDING_NEAR_DUP_EF_SEARCH", 40, minimum=1, maximum=1000)
 # text-embedding-3-small: $0.02 per million tokens.
 EMBEDDING_PRICE_PER_1K_TOKENS = env_float(

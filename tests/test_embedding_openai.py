@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 
 import httpx
 import numpy as np
@@ -171,3 +172,74 @@ def test_backoff_doubles_and_respects_retry_after():
     assert 1.5 <= backoff_delay(2, base=0.5) <= 2.5
     assert backoff_delay(0, base=0.5, retry_after=7) == 7
     assert backoff_delay(0, base=0.5, retry_after=3600) == 30.0
+
+
+# --- Near-duplicate reuse (tier 3): the local model as a proxy for the paid provider ----------
+LONG = "I'm planning to visit my grandmother in Lisbon next summer with the whole family."
+LONG_VARIANT = "I am planning to visit my grandmother in Lisbon next summer with the whole family."
+SWAPPED = (
+    "Its southern shore was marshy , but the northern end of the island ( towards Richfield Springs ) "
+    "had trees and vegetation .",
+    "Its northern shore was marshy , but the southern end of the island ( toward Richfield Springs ) "
+    "had trees and vegetation .",
+)
+
+
+@override_settings(EMBEDDING_NEAR_DUP="auto")
+def test_a_near_identical_text_reuses_the_cached_embedding_without_a_request(api, caplog):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    first = embed_texts([LONG])[0]
+    with caplog.at_level(logging.INFO, logger="memory_app.embeddings"):
+        second = embed_texts([LONG_VARIANT])[0]
+    assert route.call_count == 1
+    np.testing.assert_array_equal(first, second)
+    (hit,) = [r.getMessage() for r in caplog.records if "semantic dedup hit" in r.getMessage()]
+    assert content_hash(LONG_VARIANT)[:16] in hit and content_hash(LONG)[:16] in hit and "score=" in hit
+    assert EmbeddingCacheEntry.objects.count() == 1  # reuse creates no row
+    embedding_stats_flush()
+    stats = EmbeddingCacheStats.objects.get(model="text-embedding-3-small")
+    assert (stats.near_hits, stats.misses, stats.provider_calls) == (1, 1, 1)
+
+
+@override_settings(EMBEDDING_NEAR_DUP="auto")
+def test_swapped_words_are_embedded_even_when_the_proxy_finds_them_close(api, caplog):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    embed_texts([SWAPPED[0]])
+    with caplog.at_level(logging.INFO, logger="memory_app.embeddings"):
+        vector = embed_texts([SWAPPED[1]])[0]
+    assert route.call_count == 2
+    np.testing.assert_allclose(vector, expected(SWAPPED[1]), atol=1e-6)
+    (miss,) = [r.getMessage() for r in caplog.records if "semantic dedup miss" in r.getMessage()]
+    assert "score=0.99" in miss  # MiniLM alone would have reused it
+
+
+@override_settings(EMBEDDING_NEAR_DUP="auto")
+def test_near_identical_texts_in_one_call_are_embedded_once(api):
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    vectors = embed_texts([LONG, "Something unrelated entirely.", LONG_VARIANT])
+    assert sent_inputs(route) == [[LONG, "Something unrelated entirely."]]
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+
+
+@override_settings(EMBEDDING_NEAR_DUP="auto")
+def test_a_missing_ann_index_falls_back_to_the_hash_tiers_with_one_warning(api, caplog):
+    from django.db import connection
+
+    from memory_app.embeddings.near import index_state
+
+    route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    embed_texts([LONG])
+    index_state.reset()
+    with connection.cursor() as cursor:  # rolled back with the test's transaction
+        cursor.execute("DROP INDEX embcache_proxy_hnsw")
+    try:
+        with caplog.at_level(logging.WARNING, logger="memory_app.embeddings"):
+            embed_texts([LONG_VARIANT])
+            embed_texts(["Another new text."])
+            again = embed_texts([LONG.upper()])  # the hash tiers still work
+    finally:
+        index_state.reset()
+    assert route.call_count == 3
+    np.testing.assert_allclose(again[0], expected(LONG), atol=1e-6)
+    warnings = [r for r in caplog.records if "embcache_proxy_hnsw unusable" in r.getMessage()]
+    assert len(warnings) == 1

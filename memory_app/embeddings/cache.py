@@ -16,9 +16,11 @@ from typing import TypeVar
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from pgvector.django.vector import Vector
 
-from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, proxy_vectors
+from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
 from memory_app.embeddings.providers import EmbeddingProvider
+from memory_app.embeddings.sketch import surface_sketches
 from memory_app.embeddings.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import EmbeddingCacheEntry
@@ -71,6 +73,7 @@ class _Item:
     tier: str = ""
     tokens: int | None = None
     proxy: np.ndarray | None = None
+    sketch: np.ndarray | None = None
     hit_entry: int | None = None
     leader: _Item | None = None  # another item of this call whose embedding this one reuses
     followers: list[_Item] = field(default_factory=list)
@@ -140,13 +143,17 @@ def _count(counts: BatchCounts, item: _Item, model: str) -> None:
 
 def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
     by_hash = {item.chash: item for item in todo}
+    table = EmbeddingCacheEntry._meta.db_table
 
-    def lookup() -> list[tuple[int, str, object, int]]:
-        return list(
-            EmbeddingCacheEntry.objects.filter(model=model, content_hash__in=list(by_hash)).values_list(
-                "id", "content_hash", "embedding", "token_count"
+    def lookup() -> list[tuple[int, str, list[float], int]]:
+        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
+                "WHERE model = %s AND content_hash = ANY(%s)",
+                [model, list(by_hash)],
             )
-        )
+            return cursor.fetchall()
 
     rows = _guarded("exact lookup", lookup)
     if rows is None:
@@ -159,18 +166,22 @@ def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
 
 
 def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
+    if not todo:
+        return todo
+    table = EmbeddingCacheEntry._meta.db_table
     groups: dict[str, list[_Item]] = {}
     for item in todo:
         item.nhash = normalized_hash(item.text)
         groups.setdefault(item.nhash, []).append(item)
 
-    def lookup() -> list[tuple[int, str, object]]:
-        return list(
-            EmbeddingCacheEntry.objects.filter(model=model, normalized_hash__in=list(groups))
-            .order_by("normalized_hash", "id")
-            .distinct("normalized_hash")
-            .values_list("id", "normalized_hash", "embedding")
-        )
+    def lookup() -> list[tuple[int, str, list[float]]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
+                "WHERE model = %s AND normalized_hash = ANY(%s) ORDER BY normalized_hash, id",
+                [model, list(groups)],
+            )
+            return cursor.fetchall()
 
     rows = _guarded("normalized lookup", lookup) if not health.broken else None
     for entry_id, nhash, embedding in rows or []:
@@ -186,14 +197,17 @@ def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
 
 
 def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
-    proxies = proxy_vectors([item.text for item in todo])
-    for item, proxy in zip(todo, proxies, strict=True):
-        item.proxy = proxy
-    threshold = settings.SEMANTIC_DEDUP_THRESHOLD
+    texts = [item.text for item in todo]
+    for item, proxy, sketch in zip(todo, proxy_vectors(texts), surface_sketches(texts), strict=True):
+        item.proxy, item.sketch = proxy, sketch
     matches = None
     if not health.broken and index_state.check():
+        proxies = np.stack([item.proxy for item in todo])  # type: ignore[misc]
+        nested = connection.in_atomic_block
         matches = _guarded(
-            "near-duplicate lookup", lambda: near_lookup(model=model, proxies=proxies), own_transaction=True
+            "near-duplicate lookup",
+            lambda: near_lookup(model=model, proxies=proxies, restore=nested),
+            own_transaction=True,
         )
         if matches is None:
             index_state.set(False, "lookup failed")
@@ -201,49 +215,55 @@ def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
     for i, item in enumerate(todo):
         logger.debug("semantic dedup check model=%s hash=%s", model, item.chash[:16])
         match = matches[i] if matches else None
-        if match is not None and match.score >= threshold:
+        surface = _surface(item, match.sketch) if match is not None else 0.0
+        if match is not None and near_reuse(proxy_score=match.score, surface_score=surface):
             item.vector, item.tier, item.hit_entry = match.embedding, "near", match.entry_id
-            logger.info(
-                "semantic dedup hit model=%s score=%.4f threshold=%.3f hash=%s reused=%s",
-                model,
-                match.score,
-                threshold,
-                item.chash[:16],
-                match.content_hash[:16],
-            )
+            _log_hit(model, match.score, surface, item.chash, match.content_hash)
             continue
-        leader = _batch_leader(item, remaining, threshold)
+        leader = _batch_leader(model, item, remaining)
         if leader is not None:
             item.tier, item.leader = "near", leader
             continue
         logger.info(
-            "semantic dedup miss model=%s score=%s threshold=%.3f hash=%s",
+            "semantic dedup miss model=%s score=%s surface=%.4f threshold=%.3f hash=%s",
             model,
             f"{match.score:.4f}" if match is not None else "none",
-            threshold,
+            surface,
+            settings.SEMANTIC_DEDUP_THRESHOLD,
             item.chash[:16],
         )
         remaining.append(item)
     return remaining
 
 
-def _batch_leader(item: _Item, leaders: list[_Item], threshold: float) -> _Item | None:
+def _surface(item: _Item, other: np.ndarray | None) -> float:
+    return float(item.sketch @ other) if other is not None and item.sketch is not None else 0.0
+
+
+def _log_hit(model: str, score: float, surface: float, chash: str, reused: str) -> None:
+    logger.info(
+        "semantic dedup hit model=%s score=%.4f surface=%.4f threshold=%.3f hash=%s reused=%s",
+        model,
+        score,
+        surface,
+        settings.SEMANTIC_DEDUP_THRESHOLD,
+        chash[:16],
+        reused[:16],
+    )
+
+
+def _batch_leader(model: str, item: _Item, leaders: list[_Item]) -> _Item | None:
     """A near-identical text earlier in this same call, whose embedding this one can share."""
     if not leaders:
         return None
     scores = np.stack([leader.proxy for leader in leaders]) @ item.proxy  # type: ignore[misc]
-    best = int(np.argmax(scores))
-    if scores[best] < threshold:
-        return None
-    leader = leaders[best]
-    logger.info(
-        "semantic dedup hit model=(same call) score=%.4f threshold=%.3f hash=%s reused=%s",
-        float(scores[best]),
-        threshold,
-        item.chash[:16],
-        leader.chash[:16],
-    )
-    return leader
+    for best in np.argsort(-scores)[:3]:
+        leader = leaders[int(best)]
+        surface = _surface(item, leader.sketch)
+        if near_reuse(proxy_score=float(scores[best]), surface_score=surface):
+            _log_hit(model, float(scores[best]), surface, item.chash, leader.chash)
+            return leader
+    return None
 
 
 def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy: bool) -> None:
@@ -261,6 +281,7 @@ def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy:
             normalized_hash=item.nhash or normalized_hash(item.text),
             embedding=item.vector,
             proxy_embedding=item.proxy if with_proxy else None,
+            surface_sketch=item.sketch if with_proxy else None,
             token_count=item.tokens or 0,
         )
         for item in todo
@@ -270,4 +291,6 @@ def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy:
 
 
 def _vec(value: object) -> np.ndarray:
+    if isinstance(value, str):
+        value = Vector._from_db(value)
     return np.asarray(value, dtype=np.float32)

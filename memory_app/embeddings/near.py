@@ -1,10 +1,12 @@
 """Tier 3 of the embedding cache: reuse the embedding of a near-identical cached text.
 
-Similarity comes from a proxy that is much cheaper than the provider: the local MiniLM model
-(about a millisecond a text batched on a CPU, against a network round trip and a bill). Two texts
-whose proxy vectors have cosine similarity >= SEMANTIC_DEDUP_THRESHOLD share the provider's
-embedding. With the local model as the provider the proxy would cost exactly what it saves, so the
-tier is off by default there (EMBEDDING_NEAR_DUP=auto).
+Similarity comes from signals much cheaper than the provider (a network round trip and a bill):
+the local MiniLM model as a proxy, and an order-aware surface sketch (sketch.py). A text reuses
+the provider embedding of its nearest cached text when the proxy cosine is >=
+SEMANTIC_DEDUP_THRESHOLD and the sketch cosine is >= EMBEDDING_NEAR_DUP_SURFACE_MIN: the first
+says "means the same", the second "is the same text up to small edits" (MiniLM alone would reuse
+across swapped words). With the local model as the provider the proxy would cost exactly what it
+saves, so the tier is off by default there (EMBEDDING_NEAR_DUP=auto).
 
 The lookup is one query for a whole batch: a LATERAL nearest-neighbour scan of the HNSW index
 `embcache_proxy_hnsw` with LIMIT 1 per text; the threshold is applied to the returned score, never
@@ -37,6 +39,15 @@ class NearMatch:
     content_hash: str
     embedding: np.ndarray
     score: float
+    sketch: np.ndarray | None
+
+
+def near_reuse(*, proxy_score: float, surface_score: float) -> bool:
+    """The reuse rule, the one place it is written (the benchmark measures this function)."""
+    return (
+        proxy_score >= settings.SEMANTIC_DEDUP_THRESHOLD
+        and surface_score >= settings.EMBEDDING_NEAR_DUP_SURFACE_MIN
+    )
 
 
 def near_dup_enabled(*, provider_is_remote: bool) -> bool:
@@ -100,43 +111,49 @@ index_state = _IndexState()
 def _lateral_sql() -> str:
     table = EmbeddingCacheEntry._meta.db_table
     return (
-        "SELECT q.ord, n.id, n.content_hash, n.embedding::text, n.distance "
+        "SELECT q.ord, n.id, n.content_hash, n.embedding::real[], n.surface_sketch::real[], n.distance "
         "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, ord) "
         "CROSS JOIN LATERAL ("
-        f"  SELECT e.id, e.content_hash, e.embedding, e.proxy_embedding <=> q.v AS distance FROM {table} e"
+        "  SELECT e.id, e.content_hash, e.embedding, e.surface_sketch,"
+        f"  e.proxy_embedding <=> q.v AS distance FROM {table} e"
         "   WHERE e.model = %s AND e.proxy_embedding IS NOT NULL"
         "   ORDER BY e.proxy_embedding <=> q.v LIMIT 1"
         ") AS n"
     )
 
 
-def near_lookup(*, model: str, proxies: np.ndarray) -> list[NearMatch | None]:
+def near_lookup(*, model: str, proxies: np.ndarray, restore: bool = True) -> list[NearMatch | None]:
     """The nearest cached text per proxy row (None when the cache has none); raises DatabaseError.
 
-    Must run inside a transaction (the caller's savepoint or its own): the HNSW settings are
-    SET LOCAL and restored afterwards, so the caller's own queries see their own settings.
+    Must run inside a transaction: the HNSW settings are SET LOCAL. In a transaction of its own
+    (`restore=False`) they die with it; inside the caller's they are put back afterwards, so the
+    caller's own queries keep their settings.
     """
     found: list[NearMatch | None] = [None] * len(proxies)
     if not len(proxies):
         return found
     literals = [Vector._to_db(row) for row in proxies]
+    ef_search = int(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)
     with connection.cursor() as cursor:
+        previous = None
+        if restore:
+            cursor.execute(
+                "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
+            )
+            previous = cursor.fetchone()
+        # One round trip, no parameters (an int literal), so both SETs go in one simple query.
         cursor.execute(
-            "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
-        )
-        previous = cursor.fetchone()
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [str(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)],
+            f"SET LOCAL hnsw.ef_search = {ef_search}; SET LOCAL hnsw.iterative_scan = relaxed_order"
         )
         cursor.execute(_lateral_sql(), [literals, model])
         rows = cursor.fetchall()
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
-            [previous[0] or "40", previous[1] or "off"],
-        )
-    for ordinal, entry_id, chash, embedding, distance in rows:
-        vector = np.asarray(Vector._from_db(embedding), dtype=np.float32)
-        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance))
+        if previous is not None:
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
+                [previous[0] or "40", previous[1] or "off"],
+            )
+    for ordinal, entry_id, chash, embedding, sketch, distance in rows:
+        vector = np.asarray(embedding, dtype=np.float32)
+        guard = np.asarray(sketch, dtype=np.float32) if sketch is not None else None
+        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance), guard)
     return found

@@ -15,6 +15,8 @@ class EmbeddingCacheEntry(models.Model):
     embedding = VectorField(dimensions=384)
     # A cheap stand-in vector (local model) used to find near-duplicate texts of a remote provider.
     proxy_embedding = VectorField(dimensions=384, null=True, blank=True)
+    # The order-aware guard of near-duplicate reuse (embeddings/sketch.py); never indexed.
+    surface_sketch = VectorField(dimensions=512, null=True, blank=True)
     token_count = models.IntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     last_hit_at = models.DateTimeField(null=True, blank=True)
