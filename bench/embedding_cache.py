@@ -339,12 +339,20 @@ def main() -> None:
     parser.add_argument(
         "--lookup-only", action="store_true", help="only the near-duplicate lookup at --sizes"
     )
+    parser.add_argument("--exact-only", action="store_true", help="only the exact-hit latency (1,000 texts)")
     args = parser.parse_args()
     django.setup()
     if args.lookup_only:
         sizes = [int(s) for s in (args.sizes or "10000,100000").split(",")]
         lookups = [bench_near_lookup(rows, 300, reload=args.reload) for rows in sizes]
         print(json.dumps({"near_lookup": lookups}))
+        return
+    if args.exact_only:
+        use_database("memory_bench_embcache_work")
+        from memory_app.models import EmbeddingCacheEntry
+
+        EmbeddingCacheEntry.objects.all().delete()
+        print(json.dumps({"exact_hit": bench_exact(embedding_data.locomo_turns(1000))}))
         return
     if embedding_data.data_dir() is None:
         log("../shared/data is absent: the pair sets and the LoCoMo workload cannot be measured; skipping")

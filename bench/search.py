@@ -5,9 +5,9 @@
 Tables of 100 k and 1 M synthetic memories (50 k with --quick) live in their own databases on the
 same server (`memory_bench_search_<rows>`), loaded once with COPY and kept between runs, so tests
 never see them and reruns skip the load. Each query goes through `vector_candidates` exactly as the
-service calls it (the planner picks the plan); recall@10 compares with the exact plan's top 10.
-With --json the last line of stdout is one JSON object; results are also written to
-bench/results/search.json.
+service calls it (the planner picks the plan); recall@10 compares with a numpy brute-force top 10
+over the scope's vectors. With --json the last line of stdout is one JSON object; results are also
+written to bench/results/search.json (bench/results/search_quick.json with --quick).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import search_data  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "search.json"
+RESULTS_QUICK = ROOT / "bench" / "results" / "search_quick.json"
 
 
 def log(message: str) -> None:
@@ -278,8 +279,9 @@ def main() -> None:
         },
         "rows": rows,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    target = RESULTS_QUICK if args.quick else RESULTS
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result, indent=2) + "\n")
     if args.json:
         print(json.dumps(result))
 
