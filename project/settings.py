@@ -273,6 +273,41 @@ MEMORY_RETENTION_HALF_LIFE_DAYS = env_float("MEMORY_RETENTION_HALF_LIFE_DAYS", 3
 # Expired memories are soft-deleted first (status deleted) and purged, text and lineage, after this.
 MEMORY_EXPIRY_GRACE_DAYS = env_int("MEMORY_EXPIRY_GRACE_DAYS", 30, minimum=0, maximum=100_000)
 
+# --- Retrieval: search ranking, load-time dedup, clustering, MMR, context (recall area) ----------
+# Hybrid fusion of the vector and BM25 lists: "weighted" (min-max scores) or "rrf" (ranks).
+SEARCH_FUSION = env_choice("SEARCH_FUSION", "weighted", ("weighted", "rrf"))
+SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
+SEARCH_RRF_K = env_float("SEARCH_RRF_K", 60.0, minimum=1.0, maximum=1000.0)
+# Rows each generator returns before fusion (at least the fetch size of the request).
+SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100, minimum=10, maximum=10_000)
+# Full-text ranking: "bm25" (IDF-weighted, computed in SQL) or PostgreSQL's "ts_rank" (ts_rank_cd).
+SEARCH_LEXICAL = env_choice("SEARCH_LEXICAL", "bm25", ("bm25", "ts_rank"))
+SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0, maximum=10.0)
+SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0, maximum=1.0)
+# How much a word of a memory's `context` counts against a word of its text.
+SEARCH_CONTEXT_WEIGHT = env_float("SEARCH_CONTEXT_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
+# Temporal decay on the age of a memory (created_at): 0 disables it; never below the floor.
+SEARCH_DECAY_HALF_LIFE_DAYS = env_float("SEARCH_DECAY_HALF_LIFE_DAYS", 180.0, minimum=0.0, maximum=1e6)
+SEARCH_DECAY_FLOOR = env_float("SEARCH_DECAY_FLOOR", 0.5, minimum=0.0, maximum=1.0)
+# ACE multiplier: confidence (0.5 neutral) and net feedback (helpful - harmful, through tanh).
+SEARCH_ACE_CONFIDENCE_WEIGHT = env_float("SEARCH_ACE_CONFIDENCE_WEIGHT", 0.2, minimum=0.0, maximum=2.0)
+SEARCH_ACE_FEEDBACK_WEIGHT = env_float("SEARCH_ACE_FEEDBACK_WEIGHT", 0.1, minimum=0.0, maximum=2.0)
+# Load-time dedup: cluster results within this cosine distance, verify with the relation judge.
+SEARCH_DEDUP_ENABLED = env_bool("SEARCH_DEDUP_ENABLED", True)
+SEARCH_DEDUP_THRESHOLD = env_optional_float("SEARCH_DEDUP_THRESHOLD", minimum=0.0, maximum=2.0)
+SEARCH_DEDUP_USE_LLM = env_bool("SEARCH_DEDUP_USE_LLM", False)
+# Semantic clustering (DBSCAN on cosine distance) and MMR; each may be overridden per agent profile.
+SEARCH_CLUSTERING_ENABLED = env_bool("SEARCH_CLUSTERING_ENABLED", True)
+SEARCH_DBSCAN_EPSILON = env_float("SEARCH_DBSCAN_EPSILON", 0.15, minimum=0.0, maximum=2.0)
+SEARCH_DBSCAN_MIN_POINTS = env_int("SEARCH_DBSCAN_MIN_POINTS", 2, minimum=1, maximum=1000)
+SEARCH_MMR_ENABLED = env_bool("SEARCH_MMR_ENABLED", False)
+SEARCH_MMR_LAMBDA = env_float("SEARCH_MMR_LAMBDA", 0.7, minimum=0.0, maximum=1.0)
+# POST /context: score = similarity x CONTEXT_SIMILARITY_WEIGHT + confidence x CONTEXT_CONFIDENCE_WEIGHT.
+CONTEXT_SIMILARITY_WEIGHT = env_float("CONTEXT_SIMILARITY_WEIGHT", 0.6, minimum=0.0, maximum=1.0)
+CONTEXT_CONFIDENCE_WEIGHT = env_float("CONTEXT_CONFIDENCE_WEIGHT", 0.4, minimum=0.0, maximum=1.0)
+CONTEXT_MAX_TOKENS = env_int("CONTEXT_MAX_TOKENS", 1000, minimum=1, maximum=1_000_000)
+CONTEXT_CANDIDATES = env_int("CONTEXT_CANDIDATES", 200, minimum=1, maximum=10_000)
+
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
 LOGGING = {

@@ -6,6 +6,7 @@ from memory_app.api.views.health import HealthApi
 from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
+from memory_app.api.views.search import ContextApi, MemorySearchApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
 from memory_app.api.views.stats import EmbeddingStatsApi
 from memory_app.api.views.users import UserMemoriesApi
@@ -13,6 +14,9 @@ from memory_app.api.views.users import UserMemoriesApi
 urlpatterns = [
     path("health", HealthApi.as_view(), name="health"),
     path("memories", MemoryCollectionApi.as_view(), name="memory-collection"),
+    # retrieval (issue 5)
+    path("memories/search", MemorySearchApi.as_view(), name="memory-search"),
+    path("context", ContextApi.as_view(), name="context"),
     path("memories/<int:memory_id>", MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<int:memory_id>/feedback", MemoryFeedbackApi.as_view(), name="memory-feedback"),
     path("memories/<int:memory_id>/lineage", MemoryLineageApi.as_view(), name="memory-lineage"),

@@ -91,3 +91,11 @@ def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
 
 def active_only(qs: Any) -> Any:
     return qs.filter(status=MemoryStatus.ACTIVE)
+
+
+@transaction.atomic
+def memory_insert_many(*, tenant: Tenant, items: Sequence[dict[str, Any]], batch_size: int = 1000) -> int:
+    """Insert many memories as given (no dedup), in batches; each item holds `memory_build` fields."""
+    rows = [memory_build(tenant=tenant, **item) for item in items]
+    Memory.objects.bulk_create(rows, batch_size=batch_size)
+    return len(rows)

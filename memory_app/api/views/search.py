@@ -1,0 +1,158 @@
+"""`POST /api/v1/memories/search` and `POST /api/v1/context`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_app.api.auth import tenant_of
+from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.models.memory import MemoryKind
+from memory_app.selectors.injection import memory_context
+from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search_options import MODES
+
+MAX_QUERY_CHARS = 4000
+
+
+class SearchFilterSerializer(serializers.Serializer):
+    user_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
+    agent_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
+    namespace = serializers.CharField(required=False, max_length=255)
+    session_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
+    kind = serializers.ChoiceField(required=False, choices=MemoryKind.choices)
+    topics_any = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=50
+    )
+    topics_all = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=50
+    )
+    entities = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=50
+    )
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    event_after = serializers.DateTimeField(required=False)
+    event_before = serializers.DateTimeField(required=False)
+    min_confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    include_superseded = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for low, high in (("created_after", "created_before"), ("event_after", "event_before")):
+            if attrs.get(low) and attrs.get(high) and attrs[low] >= attrs[high]:
+                raise serializers.ValidationError({high: [f"must be later than {low}"]})
+        return attrs
+
+
+def filters_from(data: dict[str, Any]) -> SearchFilters:
+    values = dict(data)
+    for key in ("topics_any", "topics_all", "entities"):
+        values[key] = tuple(values.get(key) or ())
+    return SearchFilters(**values)
+
+
+class SearchHitSerializer(serializers.Serializer):
+    memory = MemoryOutputSerializer()
+    text = serializers.CharField(help_text="display text (a deduplicated group's merged text)")
+    score = serializers.FloatField()
+    member_ids = serializers.ListField(child=serializers.IntegerField())
+    cluster = serializers.IntegerField(allow_null=True)
+    vector_score = serializers.FloatField(allow_null=True)
+    lexical_score = serializers.FloatField(allow_null=True)
+
+
+class MemorySearchApi(APIView):
+    """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
+
+    class InputSerializer(serializers.Serializer):
+        query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+        limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
+        mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
+        filters = SearchFilterSerializer(required=False)
+        deduplicate = serializers.BooleanField(required=False, allow_null=True, default=None)
+        dedup_threshold = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
+        dedup_use_llm = serializers.BooleanField(required=False, allow_null=True, default=None)
+        clustering = serializers.BooleanField(required=False, allow_null=True, default=None)
+        mmr = serializers.BooleanField(required=False, allow_null=True, default=None)
+        mmr_lambda = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+        half_life_days = serializers.FloatField(required=False, min_value=0.0, max_value=1e6)
+
+    class OutputSerializer(serializers.Serializer):
+        mode = serializers.CharField()
+        count = serializers.IntegerField()
+        results = SearchHitSerializer(many=True)
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        option_keys = ("deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", "mmr", "mmr_lambda")
+        options = SearchOptions(
+            **{key: values.get(key) for key in option_keys}, half_life_days=values.get("half_life_days")
+        )
+        result = memory_search(
+            tenant=tenant_of(request),
+            query=values["query"],
+            filters=filters_from(values.get("filters") or {}),
+            limit=values["limit"],
+            mode=values["mode"],
+            options=options,
+        )
+        body = {"mode": result.mode, "count": len(result.hits), "results": result.hits}
+        return Response(self.OutputSerializer(body).data)
+
+
+class ContextFactSerializer(serializers.Serializer):
+    memory = MemoryOutputSerializer()
+    text = serializers.CharField()
+    score = serializers.FloatField()
+    similarity = serializers.FloatField(allow_null=True)
+    member_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class MessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
+    content = serializers.CharField(max_length=20_000, allow_blank=True)
+
+
+class ContextApi(APIView):
+    """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
+
+    class InputSerializer(serializers.Serializer):
+        query = serializers.CharField(
+            required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
+        )
+        messages = MessageSerializer(many=True, required=False, default=list, max_length=500)
+        user_turns = serializers.IntegerField(required=False, default=3, min_value=1, max_value=50)
+        max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
+        model = serializers.CharField(required=False, max_length=100, allow_blank=True)
+        filters = SearchFilterSerializer(required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        context = serializers.CharField(allow_blank=True)
+        tokens = serializers.IntegerField()
+        query = serializers.CharField(allow_blank=True)
+        facts = ContextFactSerializer(many=True)
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        result = memory_context(
+            tenant=tenant_of(request),
+            filters=filters_from(values.get("filters") or {}),
+            query=values["query"],
+            messages=[dict(m) for m in values["messages"]],
+            user_turns=values["user_turns"],
+            max_tokens=values.get("max_tokens"),
+            model=values.get("model") or None,
+        )
+        body = {"context": result.text, "tokens": result.tokens, "query": result.query, "facts": result.facts}
+        return Response(self.OutputSerializer(body).data)

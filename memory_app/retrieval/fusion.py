@@ -1,0 +1,63 @@
+"""Fusing several ranked lists (vector, full text) into one score per item."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+import numpy as np
+
+
+def rrf_scores(
+    rankings: Sequence[Sequence[Hashable]],
+    *,
+    k: float = 60.0,
+    weights: Sequence[float] | None = None,
+) -> dict[Hashable, float]:
+    """Reciprocal rank fusion: sum over lists of weight / (k + rank), rank starting at 1.
+
+    Ranks, not raw scores, are fused because cosine distance and ts_rank live on unrelated scales.
+    """
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError("one weight per ranking")
+    fused: dict[Hashable, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
+    return fused
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    """Scale to [0, 1]; a constant array maps to ones (every item equally good)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values
+    low, high = float(values.min()), float(values.max())
+    if high - low < 1e-12:
+        return np.ones_like(values)
+    return (values - low) / (high - low)
+
+
+def weighted_scores(
+    scores: Sequence[Mapping[Hashable, float]],
+    *,
+    weights: Sequence[float],
+) -> dict[Hashable, float]:
+    """Weighted sum of min-max normalised scores (higher is better); a missing item scores 0 there."""
+    if len(weights) != len(scores):
+        raise ValueError("one weight per score map")
+    fused: dict[Hashable, float] = {}
+    for mapping, weight in zip(scores, weights, strict=True):
+        if not mapping:
+            continue
+        keys = list(mapping)
+        normed = minmax(np.array([mapping[key] for key in keys]))
+        for key, value in zip(keys, normed, strict=True):
+            fused[key] = fused.get(key, 0.0) + weight * float(value)
+    return fused
+
+
+def ranked(scores: Mapping[Hashable, float]) -> list[Hashable]:
+    """Keys by descending score; ties keep insertion order (stable)."""
+    return sorted(scores, key=lambda key: -scores[key])

@@ -1,0 +1,108 @@
+"""Facts for injection into a prompt: ranked by relevance and confidence, packed into a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from memory_app.embeddings.tokens import count_tokens
+from memory_app.models import Memory, Tenant
+from memory_app.retrieval.packing import pack
+from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
+from memory_app.selectors.search import SearchOptions, memory_search, touch_after_commit
+from memory_app.selectors.search_types import SearchFilters
+
+HEADER = "Relevant memories:"
+
+
+@dataclass(frozen=True)
+class ContextFact:
+    memory: Memory
+    text: str
+    score: float
+    similarity: float | None
+    member_ids: list[int]
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    text: str
+    facts: list[ContextFact]
+    tokens: int
+    query: str
+
+
+def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 3) -> str:
+    """The last `user_turns` user messages and the assistant replies that follow them, in order."""
+    user_positions = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not user_positions:
+        start = max(0, len(messages) - 1)
+    else:
+        start = user_positions[-user_turns] if len(user_positions) >= user_turns else user_positions[0]
+    return "\n".join(m.get("content", "") for m in messages[start:] if m.get("content"))
+
+
+def _by_confidence(*, tenant: Tenant, filters: SearchFilters, k: int) -> list[Memory]:
+    """The scope's most trusted rows: confidence, then net feedback, then newest."""
+    where, params = filter_sql(tenant=tenant, filters=filters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
+            "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",
+            [*params, k],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    rows = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
+    return [rows[i] for i in ids if i in rows]
+
+
+def memory_context(
+    *,
+    tenant: Tenant,
+    filters: SearchFilters,
+    query: str = "",
+    messages: Sequence[dict[str, str]] = (),
+    user_turns: int = 3,
+    max_tokens: int | None = None,
+    model: str | None = None,
+) -> ContextResult:
+    """Rank facts by similarity x w_s + confidence x w_c (confidence alone without any context)
+    and pack them, best first, into `max_tokens` (never more)."""
+    budget = settings.CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
+    text = query.strip() or conversation_query(messages, user_turns=user_turns).strip()
+    facts: list[ContextFact] = []
+    if text:
+        # Similarity is the hybrid search's relevance (vector + BM25), which measured best on
+        # LoCoMo, scaled by the best hit so it lives in [0, 1] like confidence.
+        result = memory_search(
+            tenant=tenant,
+            query=text,
+            filters=filters,
+            limit=settings.CONTEXT_CANDIDATES,
+            options=SearchOptions(touch=False),
+        )
+        top = max((hit.score for hit in result.hits), default=0.0) or 1.0
+        for hit in result.hits:
+            similarity = max(hit.score, 0.0) / top
+            score = (
+                settings.CONTEXT_SIMILARITY_WEIGHT * similarity
+                + settings.CONTEXT_CONFIDENCE_WEIGHT * hit.memory.confidence
+            )
+            facts.append(ContextFact(hit.memory, hit.text, score, similarity, hit.member_ids))
+        facts.sort(key=lambda fact: -fact.score)
+    else:
+        rows = _by_confidence(tenant=tenant, filters=filters, k=settings.CONTEXT_CANDIDATES)
+        facts = [ContextFact(m, m.text, m.confidence, None, [m.pk]) for m in rows]
+    packed = pack(
+        [f"- {fact.text}" for fact in facts],
+        budget=budget,
+        count=lambda block: count_tokens(block, model),
+        header=HEADER,
+    )
+    used = [facts[i] for i in packed.indices]
+    if used:
+        touch_after_commit(tenant=tenant, ids=[i for fact in used for i in fact.member_ids])
+    return ContextResult(text=packed.text, facts=used, tokens=packed.tokens, query=text)

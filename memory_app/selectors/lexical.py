@@ -1,0 +1,78 @@
+"""BM25 over the stored tsvector, computed in PostgreSQL for one filtered scope.
+
+Why not `ts_rank`: it has no inverse document frequency, so a question's common words (a person's
+name that appears in half the scope) outweigh the rare word that identifies the answer. On LoCoMo
+BM25 beats ts_rank_cd by a wide margin (docs/EVALUATION.md). The tsvector holds the memory text
+with weight A and its `context` with weight B; a B occurrence counts `weight_b` of an A one
+(BM25F-style field weighting), so a neighbouring turn can lend its words without outranking the
+turn itself.
+
+Document frequencies come from the rows that match the OR-query: a row without any query lexeme
+contributes nothing to any term's df, so no second pass over the scope is needed; only the scope
+size and average length (one aggregate over the B-tree-selected scope) are read besides.
+Document length is the number of distinct lexemes (`length(tsvector)`), which measured as good as
+counting positions and needs no unnest of non-matching rows.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memory_app.models import Tenant
+from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
+from memory_app.selectors.search_types import Candidate, SearchFilters
+
+
+def bm25_candidates(
+    *,
+    tenant: Tenant,
+    filters: SearchFilters,
+    query: str,
+    k: int,
+    k1: float = 1.2,
+    b: float = 0.75,
+    weight_b: float = 0.5,
+) -> list[Candidate]:
+    """The k best rows of the scope by BM25 of the query's lexemes (any of them), best first."""
+    if k <= 0 or not query.strip():
+        return []
+    where, params = filter_sql(tenant=tenant, filters=filters)
+    sql = f"""
+        WITH terms AS MATERIALIZED (
+            SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))
+        ),
+        q AS MATERIALIZED (
+            SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query
+        ),
+        matched AS MATERIALIZED (
+            SELECT m.id, m.search_vector AS sv FROM {MEMORY_TABLE} m, q
+            WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where}
+        ),
+        stats AS (
+            SELECT count(*)::float8 AS n, greatest(avg(length(m.search_vector)), 1)::float8 AS avgdl
+            FROM {MEMORY_TABLE} m WHERE {where}
+        ),
+        tf AS (
+            SELECT x.id, u.lexeme, length(x.sv)::float8 AS dl,
+                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
+            FROM matched x
+            CROSS JOIN LATERAL unnest(x.sv) u
+            CROSS JOIN LATERAL unnest(u.weights) w
+            WHERE u.lexeme IN (SELECT lexeme FROM terms)
+            GROUP BY x.id, u.lexeme, x.sv
+        ),
+        df AS (SELECT lexeme, count(*)::float8 AS df FROM tf WHERE tf > 0 GROUP BY lexeme)
+        SELECT tf.id,
+               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+                   * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / s.avgdl))) AS score
+        FROM tf JOIN df USING (lexeme) CROSS JOIN stats s
+        WHERE tf.tf > 0
+        GROUP BY tf.id
+        ORDER BY score DESC, tf.id
+        LIMIT %s
+    """
+    args = [query, query, *params, *params, weight_b, k1, k1, b, b, k]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        rows = cursor.fetchall()
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]

@@ -1,0 +1,283 @@
+"""`memory_search`: candidates (vector + BM25 full text) -> fuse -> decay -> ACE -> load-time dedup
+-> DBSCAN clustering -> MMR. The ranking steps are pure functions in memory_app/retrieval/.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import BinaryField, F, Func
+from django.utils import timezone
+
+from memory_app.errors import ApplicationError
+from memory_app.judge.merge import merge_text
+from memory_app.models import Memory, Tenant
+from memory_app.retrieval import decay, fusion
+from memory_app.retrieval.pipeline import run_pipeline
+from memory_app.selectors.candidates import fulltext_candidates, vector_candidates
+from memory_app.selectors.lexical import bm25_candidates
+from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
+from memory_app.selectors.search_types import Candidate, SearchFilters
+
+log = logging.getLogger(__name__)
+DAY = 86400.0
+
+__all__ = [
+    "SearchFilters",
+    "SearchHit",
+    "SearchOptions",
+    "SearchResult",
+    "memory_search",
+    "touch_after_commit",
+]
+
+
+@dataclass
+class SearchHit:
+    memory: Memory  # the best-ranked member (its row, without the vector)
+    score: float
+    text: str  # display text: the memory's text, or a dedup group's merged text
+    member_ids: list[int]  # every memory this entry stands for, best first (one unless deduplicated)
+    cluster: int | None = None  # DBSCAN label among the results; None for noise or when off
+    vector_score: float | None = None  # cosine similarity to the query
+    lexical_score: float | None = None  # BM25 (or ts_rank) of the query
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    mode: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _query_embedding(query: str) -> np.ndarray | None:
+    from memory_app.embeddings import embed_text
+
+    try:
+        return np.asarray(embed_text(query), dtype=np.float32)
+    except Exception as exc:  # a failed provider degrades search to full text, never a 500
+        log.warning("query embedding failed (%s); searching full text only", exc)
+        return None
+
+
+def _lexical(
+    *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
+) -> list[Candidate]:
+    from django.conf import settings
+
+    if opts.lexical == "ts_rank":
+        return fulltext_candidates(tenant=tenant, filters=filters, query=query, k=k)
+    return bm25_candidates(
+        tenant=tenant,
+        filters=filters,
+        query=query,
+        k=k,
+        k1=settings.SEARCH_BM25_K1,
+        b=settings.SEARCH_BM25_B,
+        weight_b=settings.SEARCH_CONTEXT_WEIGHT,
+    )
+
+
+def _fuse(
+    ids: list[int], cosine: dict[int, float], lexical: list[Candidate], mode: str, opts: ResolvedOptions
+) -> dict[int, float]:
+    lexical_scores = {c.memory_id: c.score for c in lexical}
+    if mode == "vector":
+        return {i: cosine[i] for i in ids if i in cosine}
+    if mode == "fulltext" or not cosine:
+        return dict(lexical_scores)
+    if opts.fusion == "rrf":
+        from django.conf import settings
+
+        vector_rank = sorted(cosine, key=lambda i: -cosine[i])
+        return fusion.rrf_scores(
+            [vector_rank, [c.memory_id for c in lexical]],
+            k=settings.SEARCH_RRF_K,
+            weights=[opts.vector_weight, 1.0 - opts.vector_weight],
+        )
+    # Weighted: cosine similarity as it is (clipped at 0) and BM25 over its maximum (a row without
+    # any query word scores 0, as BM25 itself says). Min-max on the cosine measured the same on
+    # LoCoMo but turns the second of two candidates into a zero.
+    top = max(lexical_scores.values(), default=0.0)
+    w = opts.vector_weight
+    return {
+        i: w * max(cosine.get(i, 0.0), 0.0) + (1 - w) * (lexical_scores.get(i, 0.0) / top if top else 0.0)
+        for i in ids
+    }
+
+
+def memory_search(
+    *,
+    tenant: Tenant,
+    query: str,
+    filters: SearchFilters,
+    limit: int = 10,
+    mode: str = "hybrid",
+    options: SearchOptions | None = None,
+) -> SearchResult:
+    """The best `limit` entries for `query` in the filtered scope of `tenant`."""
+    if mode not in MODES:
+        raise ApplicationError(
+            f"mode must be one of {', '.join(MODES)}",
+            code="invalid",
+            status=400,
+            fields={"mode": [f"unknown mode {mode!r}"]},
+        )
+    if limit <= 0:
+        return SearchResult(hits=[], mode=mode)
+    started = time.perf_counter()
+    opts = resolve_options(tenant=tenant, agent_id=filters.agent_id, options=options)
+    fetch = limit * 3 if opts.deduplicate else limit
+    k = max(fetch, opts.candidates)
+
+    embedding = _query_embedding(query) if mode in ("vector", "hybrid") else None
+    effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
+    vector: list[Candidate] = []
+    lexical: list[Candidate] = []
+    if embedding is not None:
+        vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
+    if effective_mode in ("fulltext", "hybrid"):
+        lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+    ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
+    rows = _load_rows(tenant=tenant, ids=ids)
+    ids = [i for i in ids if i in rows]
+    cosine = {c.memory_id: 1.0 - c.score for c in vector}
+    if embedding is not None:  # rows found by full text only get their exact similarity too
+        for i in ids:
+            if i not in cosine and rows[i].embedding is not None:
+                cosine[i] = float(np.dot(np.asarray(rows[i].embedding, dtype=np.float32), embedding))
+    fused = _fuse(ids, cosine, lexical, effective_mode, opts)
+
+    ordered = [i for i in fusion.ranked(fused) if i in rows]
+    members = [rows[i] for i in ordered]
+    base = np.array([fused[i] for i in ordered], dtype=np.float64)
+    scores = base * _time_and_feedback(members, opts)
+    order = np.argsort(-scores, kind="stable")[:fetch]
+    members = [members[i] for i in order]
+    scores = scores[order]
+    lexical_scores = {c.memory_id: c.score for c in lexical}
+    hits = _post_process(members, scores, opts, limit)
+    for hit in hits:
+        hit.vector_score = cosine.get(hit.memory.pk)
+        hit.lexical_score = lexical_scores.get(hit.memory.pk)
+        hit.memory.embedding = None  # callers never need the vector; do not carry it around
+    if opts.touch and hits:
+        touch_after_commit(tenant=tenant, ids=[i for hit in hits for i in hit.member_ids])
+    stats = {
+        "candidates": len(ids),
+        "vector_candidates": len(vector),
+        "lexical_candidates": len(lexical),
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+    }
+    return SearchResult(hits=hits, mode=effective_mode, stats=stats)
+
+
+def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
+    """The rows with their vectors read in pgvector's binary form: parsing the text form of 150
+    vectors costs more than the whole ranking."""
+    qs = (
+        Memory.objects.filter(tenant=tenant, pk__in=ids)
+        .defer("embedding", "search_vector")
+        .annotate(embedding_bin=Func(F("embedding"), function="vector_send", output_field=BinaryField()))
+    )
+    rows = {}
+    for memory in qs:
+        raw = memory.embedding_bin  # type: ignore[attr-defined]
+        # vector_send: int16 dimension, int16 unused, then big-endian float32 values.
+        memory.embedding = (
+            None if raw is None else np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
+        )
+        rows[memory.pk] = memory
+    return rows
+
+
+def _time_and_feedback(members: list[Memory], opts: ResolvedOptions) -> np.ndarray:
+    from django.conf import settings
+
+    if not members:
+        return np.ones(0)
+    now = timezone.now()
+    ages = np.array([(now - m.created_at).total_seconds() for m in members])
+    time_factor = decay.decay_factors(
+        ages, half_life_seconds=opts.half_life_days * DAY, floor=settings.SEARCH_DECAY_FLOOR
+    )
+    ace = decay.ace_factors(
+        np.array([m.confidence for m in members]),
+        np.array([m.helpful_count for m in members]),
+        np.array([m.harmful_count for m in members]),
+        confidence_weight=settings.SEARCH_ACE_CONFIDENCE_WEIGHT,
+        feedback_weight=settings.SEARCH_ACE_FEEDBACK_WEIGHT,
+    )
+    return time_factor * ace
+
+
+def _embedding_matrix(members: list[Memory]) -> np.ndarray:
+    dim = next((len(m.embedding) for m in members if m.embedding is not None), 384)
+    matrix = np.zeros((len(members), dim), dtype=np.float32)
+    for row, m in enumerate(members):
+        if m.embedding is not None:
+            matrix[row] = np.asarray(m.embedding, dtype=np.float32)
+    return matrix
+
+
+def _post_process(
+    members: list[Memory], scores: np.ndarray, opts: ResolvedOptions, limit: int
+) -> list[SearchHit]:
+    """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
+    if not members:
+        return []
+    has_vectors = all(m.embedding is not None for m in members)
+    judge = None
+    min_confidence = 0.0
+    if opts.deduplicate:
+        from memory_app.judge import get_judge
+        from memory_app.judge.calibration import load_calibration
+
+        judge = get_judge("llm" if opts.dedup_use_llm else "offline")
+        min_confidence = load_calibration().review_below
+    outcome = run_pipeline(
+        texts=[m.text for m in members],
+        embeddings=_embedding_matrix(members) if has_vectors else None,
+        scores=scores,
+        limit=limit,
+        deduplicate=opts.deduplicate,
+        dedup_threshold=opts.dedup_threshold,
+        dedup_min_confidence=min_confidence,
+        judge=judge,
+        merge=merge_text,
+        clustering=opts.clustering,
+        epsilon=opts.dbscan_epsilon,
+        min_points=opts.dbscan_min_points,
+        mmr=opts.mmr,
+        mmr_lambda=opts.mmr_lambda,
+    )
+    if outcome.stats is not None:
+        log.info(outcome.stats.message())
+    return [
+        SearchHit(
+            memory=members[entry.members[0]],
+            score=float(entry.score),
+            text=entry.text,
+            member_ids=[members[i].pk for i in entry.members],
+            cluster=entry.cluster,
+        )
+        for entry in outcome.entries
+    ]
+
+
+def touch_after_commit(*, tenant: Tenant, ids: list[int]) -> None:
+    """One UPDATE for all returned rows, after the surrounding transaction commits (or now)."""
+    from memory_app.services.memories import memory_touch
+
+    def touch() -> None:
+        try:
+            memory_touch(tenant=tenant, memory_ids=ids)
+        except Exception as exc:  # counting an access must never fail a read
+            log.warning("access count update failed: %s", exc)
+
+    transaction.on_commit(touch)
