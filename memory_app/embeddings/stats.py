@@ -106,7 +106,7 @@ def _summary_line() -> str:
     return "embedding cache summary (this process): " + "; ".join(parts)
 
 
-def embedding_stats_flush() -> None:
+def embedding_stats_flush(*, log_failure: bool = True) -> None:
     """Write the pending counts with F() (one UPDATE per model and one for row hit counts)."""
     with _pending.lock:
         by_model, _pending.by_model = _pending.by_model, {}
@@ -123,7 +123,10 @@ def embedding_stats_flush() -> None:
                 _add_counts(model, counts)
             _add_entry_hits(entry_hits)
     except CACHE_ERRORS as exc:
-        logger.warning("embedding cache statistics not written (%s); %s counts dropped", exc, len(by_model))
+        if log_failure:
+            logger.warning(
+                "embedding cache statistics not written (%s); %s counts dropped", exc, len(by_model)
+            )
 
 
 def _add_counts(model: str, counts: BatchCounts) -> None:
@@ -160,9 +163,10 @@ def stats_pending_reset() -> None:
 
 
 def _flush_at_exit() -> None:
-    # At interpreter shutdown the database may be gone already.
+    # At interpreter shutdown the database (a test database) and the log streams may be gone
+    # already; a warning there would only print a logging traceback.
     with contextlib.suppress(Exception):
-        embedding_stats_flush()
+        embedding_stats_flush(log_failure=False)
 
 
 atexit.register(_flush_at_exit)
