@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from memory_app.errors import ApplicationError
-from memory_app.models import Memory, Tenant
+from memory_app.models import Tenant
 from memory_app.selectors.procedures import procedure_suggest
 from memory_app.selectors.search_types import SearchFilters
 from memory_app.selectors.sessions import session_find, session_messages
@@ -61,10 +61,8 @@ def search_memories(
     *, tenant: Tenant, query: str, filters: SearchFilters, limit: int
 ) -> list[dict[str, Any]]:
     """Ranked memories for the query through the search contract (memory_search)."""
-    try:
-        from memory_app.selectors.search import memory_search
-    except ImportError:  # search not merged yet: plain nearest neighbours through the SQL candidates
-        return _nearest(tenant=tenant, query=query, filters=filters, limit=limit)
+    from memory_app.selectors.search import memory_search
+
     result = memory_search(tenant=tenant, query=query, filters=filters, limit=limit)
     rows = []
     for hit in result.hits:
@@ -80,28 +78,6 @@ def search_memories(
             }
         )
     return rows
-
-
-def _nearest(*, tenant: Tenant, query: str, filters: SearchFilters, limit: int) -> list[dict[str, Any]]:
-    from memory_app.embeddings import embed_text
-    from memory_app.selectors.candidates import vector_candidates
-
-    candidates = vector_candidates(tenant=tenant, filters=filters, query_embedding=embed_text(query), k=limit)
-    rows = Memory.objects.filter(tenant=tenant, pk__in=[c.memory_id for c in candidates]).defer(
-        "embedding", "search_vector"
-    )
-    by_id = {m.pk: m for m in rows}
-    return [
-        {
-            "id": c.memory_id,
-            "text": by_id[c.memory_id].text,
-            "score": 1.0 - c.score,
-            "category": by_id[c.memory_id].category,
-            "created_at": by_id[c.memory_id].created_at,
-        }
-        for c in candidates
-        if c.memory_id in by_id
-    ]
 
 
 def _short_term(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
