@@ -12,7 +12,6 @@ same scope; the partial unique constraint `memory_active_text_unique` backs exac
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
+from memory_app.services import locks
 from memory_app.services.actors import Actor
 from memory_app.services.memories import memory_build, memory_touch
 from memory_app.services.store_actions import act_on_decision, is_merge, merge_new
@@ -42,9 +42,11 @@ def scope_of(item: MemoryInput) -> Scope:
 
 
 def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
-    """A signed 64-bit key for pg_advisory_xact_lock, stable across processes."""
-    raw = "\x1f".join([str(tenant.pk), scope.user_id, scope.namespace, scope.kind]).encode()
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big", signed=True)
+    """The scope's advisory-lock key, from the one formula in services.locks that compaction uses
+    too, so the store path and compaction exclude each other."""
+    return locks.scope_lock_key(
+        tenant_id=tenant.pk, user_id=scope.user_id, namespace=scope.namespace, kind=scope.kind
+    )
 
 
 def _embed(items: Sequence[MemoryInput]) -> list[np.ndarray | None]:
