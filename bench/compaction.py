@@ -38,6 +38,7 @@ os.environ.setdefault("LOG_LEVEL", "warning")
 
 import django  # noqa: E402
 import numpy as np  # noqa: E402
+from benchdb import log, use_database  # noqa: E402
 from compaction_data import DIM, scope_data, scope_plan  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "compaction.json"
@@ -57,35 +58,16 @@ STAGE_ROW = np.dtype(
 )
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def use_database(name: str) -> None:
-    """Point Django at the bench database (created and migrated on the same server when missing)."""
-    import psycopg
-    from django.conf import settings
-    from django.core.management import call_command
-    from django.db import connections
+def drop_service_indexes() -> None:
+    """The bench times candidate finding, which reads vectors out; the service's HNSW and GIN
+    indexes would only slow the load of a million rows."""
+    from django.db import connection
 
-    config = settings.DATABASES["default"]
-    params = {
-        "dbname": config["NAME"],
-        "user": config["USER"],
-        "host": config["HOST"],
-        "port": config["PORT"],
-    }
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    connections.close_all()
-    config["NAME"] = name
-    call_command("migrate", verbosity=0)
-    with connections["default"].cursor() as cursor:
+    with connection.cursor() as cursor:
         for index in (
             "memory_embedding_hnsw",
             "memory_search_gin",
@@ -169,7 +151,8 @@ def run_size(total: int, seed: int, radius: float, reload: bool) -> dict[str, ob
     from memory_app.compaction.grouping import union_groups
     from memory_app.selectors.compaction import compaction_scopes, scope_vectors
 
-    use_database(f"memory_bench_compaction_{total}")
+    use_database(f"memory_bench_compaction_{total}", migrate=True)
+    drop_service_indexes()
     tenant, _plan = load(total, seed, reload)
     timings = {"read": 0.0, "pairs": 0.0, "group": 0.0}
     counts = {"scopes": 0, "rows": 0, "pairs_examined": 0, "pairs": 0, "groups": 0, "exact_scopes": 0}

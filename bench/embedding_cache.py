@@ -39,38 +39,15 @@ os.environ.setdefault("LOG_LEVEL", "warning")
 import django  # noqa: E402
 import embedding_data  # noqa: E402
 import numpy as np  # noqa: E402
+from benchdb import log, use_database  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "embedding_cache.json"
 DIM = 384
 NEAR_MODEL = "bench-remote-model"
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 3)
-
-
-def use_database(name: str) -> None:
-    """Point Django at a bench database on the same server (created when missing), migrated."""
-    import psycopg
-    from django.conf import settings
-    from django.core.management import call_command
-    from django.db import connections
-
-    config = settings.DATABASES["default"]
-    params = {"dbname": "postgres", "user": config["USER"], "host": config["HOST"], "port": config["PORT"]}
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    connections.close_all()
-    config["NAME"] = name
-    for alias in list(connections):
-        del connections[alias]
-    connections.settings = connections.configure_settings(settings.DATABASES)
-    call_command("migrate", verbosity=0)
 
 
 # --- local model ------------------------------------------------------------------------------
@@ -161,7 +138,7 @@ def bench_near_lookup(rows: int, queries: int, *, reload: bool) -> dict:
 
     from memory_app.embeddings.near import _lateral_sql, near_lookup
 
-    use_database(f"memory_bench_embcache_{rows}")
+    use_database(f"memory_bench_embcache_{rows}", migrate=True)
     vectors = load_cache_rows(rows, reload=reload)
     rng = np.random.default_rng(5)
     picks = rng.choice(rows, queries, replace=False)
@@ -348,7 +325,7 @@ def main() -> None:
         print(json.dumps({"near_lookup": lookups}))
         return
     if args.exact_only:
-        use_database("memory_bench_embcache_work")
+        use_database("memory_bench_embcache_work", migrate=True)
         from memory_app.models import EmbeddingCacheEntry
 
         EmbeddingCacheEntry.objects.all().delete()
@@ -371,7 +348,7 @@ def main() -> None:
     result["near_lookup"] = [
         bench_near_lookup(rows, 100 if quick else 300, reload=args.reload) for rows in sizes
     ]
-    use_database("memory_bench_embcache_work")
+    use_database("memory_bench_embcache_work", migrate=True)
     from memory_app.models import EmbeddingCacheEntry
 
     EmbeddingCacheEntry.objects.all().delete()

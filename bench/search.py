@@ -32,36 +32,10 @@ os.environ.setdefault("LOG_LEVEL", "warning")
 import django  # noqa: E402
 import numpy as np  # noqa: E402
 import search_data  # noqa: E402
+from benchdb import log, use_database  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "search.json"
 RESULTS_QUICK = ROOT / "bench" / "results" / "search_quick.json"
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def use_database(name: str) -> None:
-    """Point Django at the bench database (created on the same server when missing)."""
-    import psycopg
-    from django.conf import settings
-    from django.db import connections
-
-    config = settings.DATABASES["default"]
-    params = {
-        "dbname": config["NAME"],
-        "user": config["USER"],
-        "host": config["HOST"],
-        "port": config["PORT"],
-    }
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    connections.close_all()
-    config["NAME"] = name
-    for alias in list(connections):
-        del connections[alias]
-    connections.settings = connections.configure_settings(settings.DATABASES)
 
 
 def prepare(spec: search_data.Spec, *, reload: bool):  # type: ignore[no-untyped-def]
