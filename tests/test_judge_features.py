@@ -109,3 +109,48 @@ def test_the_same_words_in_another_order_are_flagged():
 
 def test_the_same_names_in_another_order_are_flagged():
     assert pair_facts("Aiko moved from Osaka to Kyoto", "Aiko moved from Kyoto to Osaka", 0.02).order_changed
+
+
+def test_a_phrase_exchanged_inside_a_shared_frame_is_a_frame_swap():
+    facts = pair_facts(
+        "Omar's dog is scared of thunderstorms", "Omar's dog is scared of the vacuum cleaner", 0.3
+    )
+    assert facts.frame_swap
+    assert facts.middle_old == ("thunderstorm",)
+
+
+def test_a_rewritten_frame_is_not_a_frame_swap():
+    assert not pair_facts("User is afraid of flying", "They have a fear of air travel", 0.39).frame_swap
+    # Two forms of one word in the exchanged phrase are a restatement, not another thing.
+    assert not pair_facts("User is allergic to cats", "User has an allergy to cats", 0.1).frame_swap
+
+
+def test_a_name_on_each_side_that_the_other_never_restates_is_foreign():
+    assert tn.foreign_names("User deploys on Heroku", "User deploys on Fly.io")
+    assert tn.foreign_names("User's main language is TypeScript", "User's main language is Go")
+
+
+def test_abbreviations_and_prefixes_of_a_name_are_not_foreign():
+    assert not tn.foreign_names("User's team uses PostgreSQL 15", "Postgres v15 is on the user's team")
+    assert not tn.foreign_names("User writes TypeScript at work", "At their job they mostly write TS")
+    assert not tn.foreign_names(
+        "User is preparing for the AWS exam", "They study for an Amazon Web Services exam"
+    )
+
+
+def test_roman_numerals_iso_dates_fractions_and_percent_signs_read_as_numbers():
+    assert tn.numbers("Omar is a type II diabetic") == tn.numbers("Omar has type 2 diabetes")
+    assert tn.numbers("expires 2025-08-31") == tn.numbers("ends on August 31, 2025")
+    assert "august" in tn.content_words("expires 2025-08-31")
+    assert tn.numbers("A fifth of their pay") == tn.numbers("20% of their salary") == frozenset({20.0})
+    # Lower-case "ii" is not a numeral, and "number one" is an idiom, not a count.
+    assert tn.numbers("part ii") == frozenset()
+    assert tn.numbers("Thai is their number one cuisine") == frozenset()
+
+
+def test_bare_tokens_drop_only_articles_and_the_word_user():
+    assert tn.bare_tokens("User prefers morning workouts") == tn.bare_tokens(
+        "The user prefers morning workouts."
+    )
+    assert tn.bare_tokens("He likes jazz") != tn.bare_tokens("She likes jazz")
+    assert tn.bare_tokens("User likes jazz") != tn.bare_tokens("User doesn't like jazz")

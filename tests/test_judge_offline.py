@@ -72,3 +72,21 @@ def test_one_judgement_per_candidate_in_order(judge):
     assert len(judgements) == 2
     assert judgements[0].relation == "update"
     assert all(j.judge == "offline" for j in judgements)
+
+
+@pytest.mark.django_db
+def test_a_restatement_with_only_an_article_added_is_merged(judge):
+    assert (
+        _decide(judge, "User prefers morning workouts", "The user prefers morning workouts.").action
+        == "merge"
+    )
+
+
+@pytest.mark.django_db
+def test_the_same_frame_with_another_object_is_never_merged(judge):
+    decision = _decide(judge, "User is allergic to peanuts", "User is allergic to tree nuts")
+    assert decision.action in ("review", "store")
+    decision = _decide(
+        judge, "User deploys their side projects on Heroku", "User deploys their side projects on Fly.io"
+    )
+    assert decision.action != "merge"

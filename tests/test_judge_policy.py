@@ -58,3 +58,8 @@ def test_an_actionable_candidate_beats_a_doubtful_one():
 def test_ties_go_to_the_nearer_candidate():
     judgements = [Judgement("duplicate", 0.95), Judgement("duplicate", 0.95)]
     assert decide(judgements, review_below=0.9).index == 0
+
+
+def test_an_update_needs_supersede_confidence_even_under_a_low_merge_threshold():
+    assert decide([Judgement("update", 0.8)], review_below=0.7).action == "review"
+    assert decide([Judgement("duplicate", 0.8)], review_below=0.7).action == "merge"

@@ -49,6 +49,10 @@ class PairFacts:
     time_shift: bool
     identifiers_differ: bool
     order_changed: bool
+    frame_share: float = 0.0
+    middle_old: tuple[str, ...] = ()
+    middle_new: tuple[str, ...] = ()
+    foreign_names: bool = False
 
     @property
     def number_conflict(self) -> bool:
@@ -74,6 +78,15 @@ class PairFacts:
             return False
         (old_word,), (new_word,) = tuple(self.only_old), tuple(self.only_new)
         return not tn.same_root(old_word, new_word)
+
+    @property
+    def frame_swap(self) -> bool:
+        """Half or more of the shorter text is a common frame and a phrase inside it is exchanged for
+        an unrelated one: "allergic to [peanuts | tree nuts]", "scared of [thunderstorms | the
+        vacuum]". single_swap is the one-word case; a paraphrase rewrites the frame as well."""
+        if self.frame_share < 0.5 or not self.middle_old or not self.middle_new:
+            return False
+        return not any(tn.same_root(a, b) for a in self.middle_old for b in self.middle_new)
 
     @property
     def slot_swap(self) -> bool:
@@ -148,6 +161,7 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
     old_len, new_len = max(len(tn.raw_tokens(old)), 1), max(len(tn.raw_tokens(new)), 1)
     old_poss, new_poss = tn.possessors(old), tn.possessors(new)
     old_names, new_names = tn.capitalised_names(old), tn.capitalised_names(new)
+    frame = tn.frame_split(old, new)
     return PairFacts(
         distance=distance,
         jaccard=len(shared) / len(union) if union else 1.0,
@@ -168,6 +182,10 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         # "prefers tabs over spaces" / "prefers spaces over tabs": same words, roles exchanged.
         order_changed=(old_words == new_words and tn.content_sequence(old) != tn.content_sequence(new))
         or _names_reordered(old, new),
+        frame_share=frame[0],
+        middle_old=frame[1],
+        middle_new=frame[2],
+        foreign_names=tn.foreign_names(old, new),
     )
 
 

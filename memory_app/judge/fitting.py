@@ -32,7 +32,7 @@ RADIUS_MARGIN = 0.05
 # review_below sits this far above the lowest threshold that merged no training update/distinct pair:
 # held-out negatives score above the training ones now and then (cross-validated: margin 0 -> 2% false
 # merges, 0.03 -> 1%, 0.06 -> 0.5%, 0.1 -> none in 20 folds; see docs/EVALUATION.md).
-MERGE_MARGIN = 0.1
+MERGE_MARGIN = 0.07
 
 
 def load_pairs(path: str | Path) -> list[dict[str, Any]]:

@@ -51,12 +51,20 @@ def vetoed(facts: PairFacts) -> str:
         return "one word exchanged"
     if facts.order_changed:
         return "same words in another order"
+    if facts.frame_swap:
+        return "a phrase exchanged in the same frame"
+    if facts.foreign_names:
+        return "names another thing"
     return ""
 
 
 def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement:
     if normalize_text(old) == normalize_text(new):
         return Judgement("duplicate", 1.0, reason="same normalised text")
+    if tn.bare_tokens(old) == tn.bare_tokens(new):
+        # "User prefers X" / "The user prefers X.": the fitted model never saw a pair without a
+        # single differing word and scores it poorly, so this is decided before it.
+        return Judgement("duplicate", SURE, reason="same words but for articles")
     facts = pair_facts(old, new, distance)
     veto = vetoed(facts)
     other_subject = facts.person_change or facts.possessor_change

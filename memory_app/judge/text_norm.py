@@ -26,8 +26,34 @@ _TOKEN = re.compile(r"n't|\d+(?:[.,:]\d+)*|[a-z]+(?:'s)?")
 _NUMERIC = re.compile(r"^\d+(?:[.,:]\d+)*$")
 
 
+_ROMAN = {"II": "2", "III": "3", "IV": "4", "VI": "6", "VII": "7", "VIII": "8", "IX": "9", "XII": "12"}
+_ROMAN_TOKEN = re.compile(r"\b(" + "|".join(sorted(_ROMAN, key=len, reverse=True)) + r")\b")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+# "a fifth of their pay" is 20 %, the form a percentage takes in words.
+_FRACTIONS = {"half": "50", "third": "33", "quarter": "25", "fifth": "20", "tenth": "10"}
+_FRACTION = re.compile(r"\b(?:a|one)\s+(" + "|".join(_FRACTIONS) + r")\b")
+
+
+def _iso_date(match: re.Match[str]) -> str:
+    year, month, day = match.groups()
+    if not 1 <= int(month) <= 12:
+        return match.group(0)
+    return f"{int(day)} {_MONTH_NAMES[int(month) - 1]} {year}"
+
+
 def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text)
+    # Before case folding: only capital Roman numerals are numbers ("type II"), "ii" is not.
+    text = _ROMAN_TOKEN.sub(lambda m: _ROMAN[m.group(1)], text)
+    text = _ISO_DATE.sub(_iso_date, text).casefold()
+    text = _FRACTION.sub(lambda m: _FRACTIONS[m.group(1)] + " percent", text)
+    # The idiom, not a count: "Thai is their number one cuisine".
+    text = re.sub(r"\bnumber (?:one|1)\b", "top", text)
+    text = text.replace("%", " percent ")
     text = text.replace("\u2019", "'").replace("\u2018", "'")
     text = re.sub(r"(\w)n't\b", r"\1 n't", text)
     # "1,800" is one number; "14-day" and "5k" split into the number and the word.
@@ -230,3 +256,69 @@ def name_sequence(text: str) -> tuple[str, ...]:
 
 def negation_count(text: str) -> int:
     return sum(1 for tok in raw_tokens(text) if tok in NEGATORS)
+
+
+def frame_split(old: str, new: str) -> tuple[float, tuple[str, ...], tuple[str, ...]]:
+    """Share of the shorter text's content words that sit in a common prefix or suffix, and the
+    differing middles: "Omar's dog is scared of [thunderstorms | the vacuum cleaner]".
+
+    Only the ends count: a paraphrase that keeps a few words in order but rewrites around them
+    ("planning a trip to Iceland" / "intend to travel to Iceland") is not a frame (measured: an
+    in-order alignment anywhere in the text caught many more true paraphrases, see EVALUATION.md).
+    """
+    a, b = content_sequence(old), content_sequence(new)
+    shortest = min(len(a), len(b))
+    prefix = 0
+    while prefix < shortest and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    share = (prefix + suffix) / shortest if shortest else 0.0
+    return share, a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+
+
+def _initials(name: str) -> set[str]:
+    """Abbreviations a name may go by: its camel-case or hyphen initials (TypeScript -> ts)."""
+    parts = re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name)
+    return {"".join(p[0] for p in parts).casefold()} if len(parts) > 1 else set()
+
+
+def _name_matched(name: str, other_text: str) -> bool:
+    """A name restated on the other side: verbatim, as a prefix either way (Postgres/PostgreSQL,
+    °C/Celsius), as initials of a run of words there (AWS/Amazon Web Services) or of itself (TS)."""
+    folded = name.casefold()
+    words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", other_text))
+    for word in words:
+        other = word.casefold()
+        if other.startswith(folded) or (len(other) >= 3 and folded.startswith(other)):
+            return True
+        if other in _initials(name) or folded in _initials(word):
+            return True
+    capitals = "".join(w[0] for w in words if w[0].isupper()).casefold()
+    return len(folded) >= 2 and folded.isalpha() and name.isupper() and folded in capitals
+
+
+def foreign_names(old: str, new: str) -> bool:
+    """Each side names something (after the first word) that the other does not restate in any
+    form: another product, place or person (Heroku vs Fly.io), so another fact or a changed one."""
+    old_names = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", old))[1:]
+    new_names = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", new))[1:]
+
+    def unmatched(names: list[str], other: str) -> bool:
+        return any(
+            n[0].isupper() and n.casefold() not in STOPWORDS and not _name_matched(n.rstrip("."), other)
+            for n in names
+        )
+
+    return unmatched(old_names, new) and unmatched(new_names, old)
+
+
+# Words whose presence never changes the fact: articles and the service's own name for its user.
+_BARE_DROP = frozenset({"a", "an", "the", "user", "user's", "users"})
+
+
+def bare_tokens(text: str) -> tuple[str, ...]:
+    """The text's tokens in order without articles and "user": equal only for restatements that
+    differ in nothing else (pronouns, numbers, negators and punctuation-free words all stay)."""
+    return tuple(tok for tok in raw_tokens(text) if tok not in _BARE_DROP)
