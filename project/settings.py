@@ -220,7 +220,7 @@ MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=
 SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 5000, minimum=0, maximum=100_000_000)
 # hnsw.ef_search for the shared HNSW index (filtered, iterative scan) and for per-scope partial ones.
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 200, minimum=10, maximum=1000)
-SEARCH_PARTIAL_EF_SEARCH = env_int("SEARCH_PARTIAL_EF_SEARCH", 64, minimum=10, maximum=1000)
+SEARCH_PARTIAL_EF_SEARCH = env_int("SEARCH_PARTIAL_EF_SEARCH", 200, minimum=10, maximum=1000)
 # Upper bound on tuples an iterative scan visits before the exact fallback takes over.
 SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=100, maximum=10_000_000)
 # A user or namespace with at least this many rows gets its own partial HNSW index (search_indexes).
