@@ -66,14 +66,15 @@ def reset(tenant, max_id: int) -> None:  # type: ignore[no-untyped-def]
 
     DuplicateCluster.objects.filter(tenant=tenant).delete()
     MemoryChange.objects.filter(tenant=tenant).delete()
-    Memory.objects.filter(tenant=tenant, pk__lte=max_id).exclude(status="active").update(
-        status="active", superseded_by=None
-    )
+    # The run's rows go first: a merge result may hold an original's text, and re-activating that
+    # original while the result is still active would break the one-active-text constraint.
+    Memory.objects.filter(tenant=tenant, pk__lte=max_id).exclude(status="active").update(superseded_by=None)
+    Memory.objects.filter(tenant=tenant, pk__gt=max_id).update(superseded_by=None)
+    Memory.objects.filter(tenant=tenant, pk__gt=max_id).delete()
+    Memory.objects.filter(tenant=tenant, pk__lte=max_id).exclude(status="active").update(status="active")
     Memory.objects.filter(tenant=tenant, pk__lte=max_id, access_count__gt=0).update(
         access_count=0, last_accessed_at=None
     )
-    Memory.objects.filter(tenant=tenant, pk__gt=max_id).update(superseded_by=None)
-    Memory.objects.filter(tenant=tenant, pk__gt=max_id).delete()
     with connection.cursor() as cur:
         cur.execute("VACUUM memory_app_memory")
 
@@ -180,13 +181,13 @@ def time_commit(count: int = 50) -> dict:
 
 def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     from django.conf import settings
-    from django.db.models import Max
+    from django.db import connection
 
-    from memory_app.models import Memory
     from memory_app.selectors.neighbours import Scope, scope_is_small
 
     tenant = prepare(rows, reload=reload)
-    max_id = Memory.objects.filter(tenant=tenant).aggregate(m=Max("id"))["m"] or 0
+    with connection.cursor() as cur:
+        max_id = store_data.loaded_max_id(cur)
     reset(tenant, max_id)
     scope = Scope(store_data.SCOPE["user_id"], store_data.SCOPE["namespace"], store_data.SCOPE["kind"])
     plan = "exact" if scope_is_small(tenant=tenant, scope=scope) else "hnsw"

@@ -18,7 +18,7 @@ DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-DATA_VERSION = 2
+DATA_VERSION = 3
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}
@@ -85,6 +85,11 @@ def loaded_rows(cursor) -> int | None:  # type: ignore[no-untyped-def]
     return int(row[0]) if row else None
 
 
+def loaded_max_id(cursor) -> int:  # type: ignore[no-untyped-def]
+    cursor.execute("SELECT max_id FROM bench_store_meta WHERE version = %s", [DATA_VERSION])
+    return int(cursor.fetchone()[0])
+
+
 def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
     from django.db import connection
     from pgvector.psycopg import register_vector
@@ -131,8 +136,13 @@ def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
             cur.execute(definition)
             raw.commit()
             log(f"  built {name} in {time.perf_counter() - t1:.0f} s")
-        cur.execute("CREATE TABLE bench_store_meta (rows integer NOT NULL, version integer NOT NULL)")
-        cur.execute("INSERT INTO bench_store_meta VALUES (%s, %s)", [rows, DATA_VERSION])
+        # The loaded rows' highest id: what a run adds lies above it, even after a crashed run.
+        cur.execute(
+            "CREATE TABLE bench_store_meta (rows integer NOT NULL, version integer NOT NULL, max_id bigint)"
+        )
+        cur.execute(
+            "INSERT INTO bench_store_meta SELECT %s, %s, max(id) FROM memory_app_memory", [rows, DATA_VERSION]
+        )
         raw.commit()
     with raw.cursor() as cur:
         cur.execute("VACUUM ANALYZE memory_app_memory")

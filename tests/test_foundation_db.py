@@ -16,10 +16,12 @@ def _indexdef(name: str) -> str:
     return str(row[0])
 
 
-def test_memory_embedding_has_an_hnsw_cosine_index():
+def test_memory_embedding_has_an_hnsw_cosine_index_over_active_rows_only():
     definition = _indexdef("memory_embedding_hnsw")
     assert "USING hnsw" in definition
     assert "vector_cosine_ops" in definition
+    # Superseded rows are history: retiring one must not cost an insert into the graph.
+    assert "WHERE" in definition and "'active'" in definition
 
 
 def test_full_text_has_a_gin_index_on_a_generated_tsvector():

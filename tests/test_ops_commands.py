@@ -15,13 +15,13 @@ from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
 from memory_app.embeddings import embed_texts
-from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, ReindexVector
+from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Procedure, ReindexVector
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.transfer import memory_export_records
 from memory_app.services.lineage import memory_change_undo, memory_merge, memory_supersede
 from memory_app.services.reindex import reindex_build
 from memory_app.services.review import review_cluster_create
-from tests.factories import TenantFactory, unit_vector
+from tests.factories import ProcedureFactory, TenantFactory, unit_vector
 from tests.factories_ops import near, put
 
 
@@ -90,6 +90,25 @@ def test_reindex_dry_run_changes_nothing_and_apply_switches_every_row_to_the_con
         assert np.allclose(np.asarray(memory.embedding), vector, atol=1e-6)
     assert ReindexVector.objects.count() == 0
     assert Memory.objects.get(pk=rows[0].pk).status == MemoryStatus.SUPERSEDED
+
+
+@pytest.mark.django_db
+def test_reindex_re_embeds_procedure_patterns_of_another_model() -> None:
+    tenant = TenantFactory()
+    stale = ProcedureFactory(tenant=tenant, pattern="weekly progress report", embedding_model="old-model")
+    stale.pattern_embedding = unit_vector(3)
+    stale.save()
+
+    assert "1 procedure patterns to embed" in run("reindex")
+    assert Procedure.objects.get(pk=stale.pk).embedding_model == "old-model"
+
+    assert "re-embedded 1 procedure patterns" in run("reindex", "--apply")
+    stale.refresh_from_db()
+    assert stale.embedding_model == "all-MiniLM-L6-v2"
+    assert np.allclose(
+        np.asarray(stale.pattern_embedding), embed_texts(["weekly progress report"])[0], atol=1e-6
+    )
+    assert "re-embedded 0 procedure patterns" in run("reindex", "--apply")
 
 
 @pytest.mark.django_db

@@ -95,8 +95,10 @@ def stem(word: str) -> str:
     return CANONICAL.get(word, word)
 
 
-def raw_tokens(text: str) -> list[str]:
-    return _TOKEN.findall(_clean(text))
+@lru_cache(maxsize=8192)
+def raw_tokens(text: str) -> tuple[str, ...]:
+    # Cached: every feature of a pair re-reads both texts' tokens (~80 cleanings per store otherwise).
+    return tuple(_TOKEN.findall(_clean(text)))
 
 
 def _parse_number(token: str) -> float | None:

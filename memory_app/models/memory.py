@@ -91,13 +91,17 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "namespace", "kind", "status"], name="memory_namespace_scope_idx"),
             # API listing, newest first, per tenant (cursor pagination on id).
             models.Index(fields=["tenant", "-id"], name="memory_tenant_id_idx"),
-            # Approximate nearest neighbours for large scopes (cosine distance operator <=>).
+            # Approximate nearest neighbours for large scopes (cosine distance operator <=>) of
+            # WHERE ... AND status = 'active'. Superseded rows are history: left out of the graph,
+            # retiring a row (merge, supersede) costs no HNSW insert, and a search that asks for
+            # superseded rows too is answered exactly.
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=Q(status="active"),
             ),
             # Full-text half of hybrid search: search_vector @@ query.
             GinIndex(fields=["search_vector"], name="memory_search_gin"),

@@ -74,8 +74,8 @@ def _retire(memory: Memory, *, by: Memory | int, now: dt.datetime) -> None:
 
 def _next_memory_id() -> int:
     """Reserve the result's id, so each source is retired with one UPDATE pointing at it (the FK is
-    checked at commit). A status change cannot be a HOT update (status is in memory_scope_idx), so each
-    UPDATE re-inserts the row into every index, the HNSW graph included: one per source, not two."""
+    checked at commit). A status change cannot be a HOT update (status is in memory_scope_idx), so the
+    UPDATE re-inserts each row into the B-tree indexes (not the HNSW graph, which holds active rows only)."""
     table = Memory._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id'))")
@@ -126,8 +126,10 @@ def memory_merge(
     base = same_text or richest
     now = timezone.now()
     result_id = _next_memory_id()
-    for source in locked:
-        _retire(source, by=result_id, now=now)  # frees the unique text slot before the result's insert
+    # One UPDATE for all sources; it frees the unique text slot before the result's insert.
+    Memory.objects.filter(pk__in=[m.pk for m in locked]).update(
+        status=MemoryStatus.SUPERSEDED, superseded_by_id=result_id, updated_at=now
+    )
     if incoming is not None:
         incoming.status, incoming.superseded_by_id = MemoryStatus.SUPERSEDED, result_id
         incoming.save(force_insert=True)

@@ -100,3 +100,43 @@ def reindex_switch(*, tenant: Tenant | None, model: str) -> int:
         )
     logger.info("reindex: %d rows now use %s", switched, model)
     return switched
+
+
+def reindex_procedures(
+    *,
+    tenant: Tenant | None,
+    model: str,
+    embed: Callable[[list[str]], object],
+    batch_size: int = 256,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Re-embed procedure patterns not yet under `model`, batch by batch, each batch committed.
+
+    Procedures are one row per learned query pattern (thousands, not millions), and the matcher only
+    reads rows of the configured model, so they are updated in place rather than through a side
+    table: a pattern is unmatched for at most one batch. Rerunning resumes (finished rows carry
+    `model`).
+    """
+    import numpy as np
+
+    from memory_app.models import Procedure
+
+    scoped = Procedure.objects.all() if tenant is None else Procedure.objects.filter(tenant=tenant)
+    done, last = 0, 0
+    while True:
+        batch = list(
+            scoped.exclude(embedding_model=model)
+            .filter(pk__gt=last)
+            .order_by("pk")
+            .values_list("pk", "pattern")[:batch_size]
+        )
+        if not batch:
+            return done
+        vectors = np.asarray(embed([pattern for _, pattern in batch]), dtype=np.float32)
+        with transaction.atomic():
+            for (pk, _), vector in zip(batch, vectors, strict=True):
+                Procedure.objects.filter(pk=pk).update(pattern_embedding=vector, embedding_model=model)
+        done += len(batch)
+        last = batch[-1][0]
+        if on_batch:
+            on_batch(len(batch))

@@ -8,18 +8,24 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from memory_app.embeddings import embed_texts, embedding_model_name
-from memory_app.models import Memory, ReindexVector
-from memory_app.services.reindex import reindex_build, reindex_pending, reindex_switch
+from memory_app.models import Memory, Procedure, ReindexVector
+from memory_app.services.reindex import (
+    reindex_build,
+    reindex_pending,
+    reindex_procedures,
+    reindex_switch,
+)
 
 from ._ops import add_tenant_argument, tenant_or_none
 
 
 class Command(BaseCommand):
     help = (
-        "Re-embed every memory (any status) with the configured model (EMBEDDING_PROVIDER / "
-        "EMBEDDING_MODEL of this process). New vectors are built in a side table while searches keep "
-        "using the live ones; at the end one transaction switches them. An interrupted run resumes "
-        "where it stopped. Dry run by default: prints what it would do; --apply acts."
+        "Re-embed every memory (any status) and every procedure pattern with the configured model "
+        "(EMBEDDING_PROVIDER / EMBEDDING_MODEL of this process). New memory vectors are built in a "
+        "side table while searches keep using the live ones; at the end one transaction switches "
+        "them, then procedure patterns are re-embedded in place. An interrupted run resumes where "
+        "it stopped. Dry run by default: prints what it would do; --apply acts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -35,9 +41,11 @@ class Command(BaseCommand):
         pending = reindex_pending(tenant=tenant, model=model).count()
         built = ReindexVector.objects.filter(model=model, memory__in=scope).count()
         current = scope.filter(embedding_model=model).count()
+        procedures = Procedure.objects.all() if tenant is None else Procedure.objects.filter(tenant=tenant)
+        procedures_pending = procedures.exclude(embedding_model=model).count()
         self.stdout.write(
             f"target model {model}: {current} memories already use it, {built} new vectors built, "
-            f"{pending} to embed"
+            f"{pending} to embed; {procedures_pending} procedure patterns to embed"
         )
         if not options["apply"]:
             self.stdout.write("dry run: nothing written (use --apply)")
@@ -57,6 +65,15 @@ class Command(BaseCommand):
             self.stdout.write("vectors built; run again without --no-switch to make them live")
             return
         switched = reindex_switch(tenant=tenant, model=model)
+        self.stdout.write(f"switched {switched} memories to {model}")
+        with tqdm(total=procedures_pending, desc="procedures", unit="pattern", disable=None) as bar:
+            patterns = reindex_procedures(
+                tenant=tenant,
+                model=model,
+                embed=embed_texts,
+                batch_size=options["batch_size"],
+                on_batch=bar.update,
+            )
         self.stdout.write(
-            f"switched {switched} memories to {model}; consider `manage.py rebuild_indexes --apply`"
+            f"re-embedded {patterns} procedure patterns; consider `manage.py rebuild_indexes --apply`"
         )

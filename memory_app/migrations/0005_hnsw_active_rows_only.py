@@ -1,0 +1,59 @@
+"""The shared HNSW index keeps active rows only (see the model's comment).
+
+Database side in SQL rather than RemoveIndex + AddIndex so that a database that dropped the index on
+purpose (the compaction benchmark's bulk-loaded tables) is not given a graph over a million rows on
+its next migrate; everywhere else the index is rebuilt with the predicate. Note for operators: the
+rebuild takes the time of an HNSW build (docs/OPERATIONS.md); searches use exact plans meanwhile.
+"""
+
+import pgvector.django.indexes
+from django.db import migrations, models
+
+FORWARD = """
+DO $$
+BEGIN
+    IF to_regclass('memory_embedding_hnsw') IS NOT NULL THEN
+        DROP INDEX memory_embedding_hnsw;
+        CREATE INDEX memory_embedding_hnsw ON memory_app_memory
+            USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)
+            WHERE status = 'active';
+    END IF;
+END $$;
+"""
+
+BACKWARD = """
+DO $$
+BEGIN
+    IF to_regclass('memory_embedding_hnsw') IS NOT NULL THEN
+        DROP INDEX memory_embedding_hnsw;
+        CREATE INDEX memory_embedding_hnsw ON memory_app_memory
+            USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+    END IF;
+END $$;
+"""
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("memory_app", "0004_embcache_surface_sketch"),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunSQL(FORWARD, BACKWARD)],
+            state_operations=[
+                migrations.RemoveIndex(model_name="memory", name="memory_embedding_hnsw"),
+                migrations.AddIndex(
+                    model_name="memory",
+                    index=pgvector.django.indexes.HnswIndex(
+                        condition=models.Q(("status", "active")),
+                        ef_construction=64,
+                        fields=["embedding"],
+                        m=16,
+                        name="memory_embedding_hnsw",
+                        opclasses=["vector_cosine_ops"],
+                    ),
+                ),
+            ],
+        ),
+    ]
