@@ -31,6 +31,7 @@ os.environ.setdefault("LOG_LEVEL", "warning")
 import django  # noqa: E402
 import numpy as np  # noqa: E402
 import store_data  # noqa: E402
+import store_real  # noqa: E402
 from benchdb import log, use_database  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "store.json"
@@ -130,6 +131,20 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
     }
 
 
+def time_real(tenant, stores: int) -> dict:  # type: ignore[no-untyped-def]
+    """The real-sentence workload (bench/store_real.py): hard pairs and conversation turns, plain
+    and dedup alternating on two halves of the same composition."""
+    _, incoming = store_real.texts()
+    vectors = store_real.embed(incoming)
+    groups = [
+        list(zip(incoming[i : i + 2], vectors[i : i + 2], strict=True)) for i in range(0, len(incoming), 2)
+    ]
+    plain = [item for g in groups[0::2] for item in g][:stores]
+    dedup = [item for g in groups[1::2] for item in g][:stores]
+    n = min(len(plain), len(dedup))
+    return time_single(tenant, plain[:n], dedup[:n])
+
+
 def time_batches(tenant, items, *, dedup: bool) -> dict:  # type: ignore[no-untyped-def]
     from collections import Counter
 
@@ -207,6 +222,14 @@ def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
         f"  {rows:,} rows: plain p50 {result['plain']['p50_ms']} ms, dedup p50 {result['dedup']['p50_ms']} ms"
     )
     result["dedup_overhead_p50"] = round(result["dedup"]["p50_ms"] / result["plain"]["p50_ms"], 2)
+    if store_real.available():
+        result["real"] = time_real(tenant, stores)
+        result["real"]["dedup_overhead_p50"] = round(
+            result["real"]["dedup"]["p50_ms"] / result["real"]["plain"]["p50_ms"], 2
+        )
+        reset(tenant, max_id)
+    else:
+        log(f"  real-sentence workload skipped: {store_real.DATA} not found")
     probe = store_data.new_items(rows, min(stores, 100), seed=3)
     result["candidates"] = {
         # the exact plan over a large scope takes ~1 s a query: a few probes tell enough
@@ -241,6 +264,13 @@ def main() -> None:
     }
     report["seconds"] = round(time.perf_counter() - started, 1)
     for size in report["sizes"]:
+        if "real" in size:
+            real = size["real"]
+            print(
+                f"{size['rows']:>8,} rows, real sentences: plain p50 {real['plain']['p50_ms']} ms, "
+                f"dedup p50 {real['dedup']['p50_ms']} ms (x{real['dedup_overhead_p50']}), "
+                f"outcomes {dict(real['dedup']['outcomes'])}"
+            )
         cand = size["candidates"]
         print(
             f"{size['rows']:>8,} rows ({size['plan']}): plain p50 {size['plain']['p50_ms']} ms, "

@@ -18,7 +18,7 @@ DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-DATA_VERSION = 3
+DATA_VERSION = 4
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}
@@ -85,6 +85,19 @@ def loaded_rows(cursor) -> int | None:  # type: ignore[no-untyped-def]
     return int(row[0]) if row else None
 
 
+def _real_rows(start: datetime) -> list[tuple[str, np.ndarray, datetime]]:
+    """bench/store_real.py's stored sentences with their MiniLM vectors (none without the data)."""
+    import store_real
+
+    if not store_real.available():
+        return []
+    stored, _ = store_real.texts()
+    vectors = store_real.embed(stored)
+    return [
+        (t, v, start + timedelta(seconds=i)) for i, (t, v) in enumerate(zip(stored, vectors, strict=True))
+    ]
+
+
 def loaded_max_id(cursor) -> int:  # type: ignore[no-untyped-def]
     cursor.execute("SELECT max_id FROM bench_store_meta WHERE version = %s", [DATA_VERSION])
     return int(cursor.fetchone()[0])
@@ -128,8 +141,17 @@ def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
                         created, created, False, "active", 0, 0, 0, 0.5,
                     )
                 )  # fmt: skip
+            real = _real_rows(base + timedelta(minutes=rows))
+            for text, vector, created in real:
+                copy.write_row(
+                    (
+                        tenant_id, "episodic", "bench", "", "default", "", text, normalized_hash(text),
+                        vector, MODEL, [], [], "", "", "", "", "", "{}",
+                        created, created, False, "active", 0, 0, 0, 0.5,
+                    )
+                )  # fmt: skip
         raw.commit()
-        log(f"  copied {rows:,} rows ({time.perf_counter() - t0:.0f} s)")
+        log(f"  copied {rows:,} rows and {len(real):,} real sentences ({time.perf_counter() - t0:.0f} s)")
         cur.execute("SET maintenance_work_mem = '1GB'")
         for name, definition in definitions.items():
             t1 = time.perf_counter()

@@ -36,23 +36,30 @@ def review_cluster_create(
     distances: dict[int, float] | None = None,
     origin: str = ClusterOrigin.STORE,
     reason: str = "",
+    new_memory: Memory | None = None,
 ) -> DuplicateCluster | None:
-    """Queue memories for review; None when every pair was kept apart or the set is already pending."""
+    """Queue memories for review; None when every pair was kept apart or the set is already pending.
+
+    `new_memory`: a member inserted in the caller's transaction (the write path's). Such a row is in
+    no kept-apart pair and no pending cluster yet, so those two lookups are skipped, and its scope
+    is the cluster's.
+    """
     ids = list(dict.fromkeys(memory_ids))
     if len(ids) < 2:
         raise ApplicationError("A review cluster needs at least two memories.")
-    apart = kept_apart_pairs(tenant=tenant, memory_ids=ids)
-    if all(ordered_pair(a, b) in apart for a, b in combinations(ids, 2)):
-        return None
-    pending = ClusterMember.objects.filter(
-        cluster__tenant=tenant, cluster__status=ClusterStatus.PENDING, memory_id__in=ids
-    ).values_list("cluster_id", "memory_id")
-    by_cluster: dict[int, set[int]] = {}
-    for cluster_id, memory_id in pending:
-        by_cluster.setdefault(cluster_id, set()).add(memory_id)
-    if any(members >= set(ids) for members in by_cluster.values()):
-        return None
-    first = Memory.objects.only("user_id", "namespace", "kind").get(tenant=tenant, pk=ids[0])
+    if new_memory is None or new_memory.pk not in ids:
+        apart = kept_apart_pairs(tenant=tenant, memory_ids=ids)
+        if all(ordered_pair(a, b) in apart for a, b in combinations(ids, 2)):
+            return None
+        pending = ClusterMember.objects.filter(
+            cluster__tenant=tenant, cluster__status=ClusterStatus.PENDING, memory_id__in=ids
+        ).values_list("cluster_id", "memory_id")
+        by_cluster: dict[int, set[int]] = {}
+        for cluster_id, memory_id in pending:
+            by_cluster.setdefault(cluster_id, set()).add(memory_id)
+        if any(members >= set(ids) for members in by_cluster.values()):
+            return None
+    first = new_memory or Memory.objects.only("user_id", "namespace", "kind").get(tenant=tenant, pk=ids[0])
     cluster = DuplicateCluster.objects.create(
         tenant=tenant,
         user_id=first.user_id,

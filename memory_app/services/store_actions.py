@@ -142,6 +142,7 @@ def act_on_decision(
         max_distance=target.distance,
         distances={target.memory_id: 0.0, new.pk: target.distance},
         reason=judgement.reason or f"unsure store-time judgement ({judgement.judge} judge)",
+        new_memory=new,
     )
     if cluster is None:
         return StoreOutcome(outcome="created", memory_id=new.pk, relation=judgement.relation)
