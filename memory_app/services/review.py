@@ -36,9 +36,37 @@ def review_cluster_create(
     distances: dict[int, float] | None = None,
     origin: str = ClusterOrigin.STORE,
     reason: str = "",
+) -> DuplicateCluster | None:
+    """Queue memories for review in a transaction of its own (see `review_cluster_insert`)."""
+    return review_cluster_insert(
+        tenant=tenant,
+        memory_ids=memory_ids,
+        verdict=verdict,
+        confidence=confidence,
+        max_distance=max_distance,
+        distances=distances,
+        origin=origin,
+        reason=reason,
+    )
+
+
+def review_cluster_insert(
+    *,
+    tenant: Tenant,
+    memory_ids: Sequence[int],
+    verdict: str = "",
+    confidence: float | None = None,
+    max_distance: float | None = None,
+    distances: dict[int, float] | None = None,
+    origin: str = ClusterOrigin.STORE,
+    reason: str = "",
     new_memory: Memory | None = None,
 ) -> DuplicateCluster | None:
     """Queue memories for review; None when every pair was kept apart or the set is already pending.
+
+    Runs in the caller's transaction: the write path calls it with its scope lock held, where a
+    savepoint of its own would only add two round trips; everyone else calls
+    `review_cluster_create`.
 
     `new_memory`: a member inserted in the caller's transaction (the write path's). Such a row is in
     no kept-apart pair and no pending cluster yet, so those two lookups are skipped, and its scope
