@@ -135,11 +135,16 @@ def scope_neighbours(
             cursor.execute(_exact_sql(table), [*scope_params, literal, k, radius])
         else:
             # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
+            # Sent with the query in one round trip (the client-side-binding cursor allows several
+            # statements); the SELECT is the last result.
             ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
             cursor.execute(
-                f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef_search}"
+                "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                f"SET LOCAL hnsw.ef_search = {ef_search}; " + _hnsw_sql(table),
+                [literal, *scope_params, literal, k, radius],
             )
-            cursor.execute(_hnsw_sql(table), [literal, *scope_params, literal, k, radius])
+            while cursor.description is None and cursor.nextset():
+                pass
         rows = cursor.fetchall()
     return [
         Neighbour(memory_id=r[0], text=r[1], created_at=r[2], embedding=_parse(r[3]), distance=float(r[4]))
