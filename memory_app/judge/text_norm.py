@@ -97,7 +97,8 @@ def stem(word: str) -> str:
 
 @lru_cache(maxsize=8192)
 def raw_tokens(text: str) -> tuple[str, ...]:
-    # Cached: every feature of a pair re-reads both texts' tokens (~80 cleanings per store otherwise).
+    # Cached, like every per-text function here (all return immutable values): a new memory meets
+    # several candidates and a stored text many new memories, and each pair feature re-reads both.
     return tuple(_TOKEN.findall(_clean(text)))
 
 
@@ -114,6 +115,7 @@ def _parse_number(token: str) -> float | None:
         return None
 
 
+@lru_cache(maxsize=8192)
 def numbers(text: str) -> frozenset[float]:
     """Numeric values in the text, written as digits or as English number words."""
     values: list[float] = []
@@ -147,6 +149,7 @@ def numbers(text: str) -> frozenset[float]:
     return frozenset(values)
 
 
+@lru_cache(maxsize=8192)
 def content_sequence(text: str) -> tuple[str, ...]:
     """Stemmed content words in order of first appearance (content_words keeps no order)."""
     seen: dict[str, None] = {}
@@ -160,6 +163,7 @@ def content_sequence(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+@lru_cache(maxsize=8192)
 def content_words(text: str) -> frozenset[str]:
     """Stemmed words that carry meaning: no stop words, no number words, no digits."""
     out = set()
@@ -173,6 +177,7 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=8192)
 def possessors(text: str) -> frozenset[str]:
     """Words marked with a possessive 's ("partner's", "Tom's"): who the fact is about."""
     out = set()
@@ -212,6 +217,7 @@ def morphological_negation(a: frozenset[str], b: frozenset[str]) -> bool:
 _IDENTIFIER = re.compile(r"\b\w+(?:[_=]\w+)+\b")
 
 
+@lru_cache(maxsize=8192)
 def identifiers(text: str) -> frozenset[str]:
     """Code-like tokens (snake_case names, key=value parameters), compared verbatim."""
     return frozenset(_IDENTIFIER.findall(text.casefold()))
@@ -222,6 +228,7 @@ def same_root(a: str, b: str, length: int = 4) -> bool:
     return len(a) >= length and len(b) >= length and a[:length] == b[:length]
 
 
+@lru_cache(maxsize=8192)
 def capitalised_names(text: str) -> frozenset[str]:
     """Capitalised words not at the start of the text: proper names, brands, places."""
     words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text))
@@ -245,6 +252,7 @@ def _antonym_table() -> dict[str, frozenset[str]]:
 ANTONYMS = _antonym_table()
 
 
+@lru_cache(maxsize=8192)
 def name_sequence(text: str) -> tuple[str, ...]:
     """Capitalised words after the first word, in order: the entities a sentence relates."""
     words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text))
@@ -256,6 +264,7 @@ def name_sequence(text: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
+@lru_cache(maxsize=8192)
 def negation_count(text: str) -> int:
     return sum(1 for tok in raw_tokens(text) if tok in NEGATORS)
 
@@ -320,6 +329,7 @@ def foreign_names(old: str, new: str) -> bool:
 _BARE_DROP = frozenset({"a", "an", "the", "user", "user's", "users"})
 
 
+@lru_cache(maxsize=8192)
 def bare_tokens(text: str) -> tuple[str, ...]:
     """The text's tokens in order without articles and "user": equal only for restatements that
     differ in nothing else (pronouns, numbers, negators and punctuation-free words all stay)."""
