@@ -32,22 +32,27 @@ def reindex_pending(*, tenant: Tenant | None, model: str) -> QuerySet[Memory]:
     return _scoped(tenant).exclude(embedding_model=model).exclude(Exists(built))
 
 
-def reindex_batches(
-    *, tenant: Tenant | None, model: str, batch_size: int
-) -> Iterator[list[tuple[int, str, str]]]:
-    """Batches of (id, text, text_hash) in id order; each query starts after the last id seen."""
+def _batches_by_id(
+    pending: Callable[[], QuerySet], fields: tuple[str, ...], batch_size: int
+) -> Iterator[list[tuple]]:
+    """Batches of `fields` (the primary key first) in id order; each query starts after the last id
+    seen, so rows finished by the caller meanwhile are not read again."""
     last = 0
     while True:
-        batch = list(
-            reindex_pending(tenant=tenant, model=model)
-            .filter(pk__gt=last)
-            .order_by("pk")
-            .values_list("pk", "text", "text_hash")[:batch_size]
-        )
+        batch = list(pending().filter(pk__gt=last).order_by("pk").values_list(*fields)[:batch_size])
         if not batch:
             return
         yield batch
         last = batch[-1][0]
+
+
+def reindex_batches(
+    *, tenant: Tenant | None, model: str, batch_size: int
+) -> Iterator[list[tuple[int, str, str]]]:
+    """Batches of (id, text, text_hash) of the memories still to embed."""
+    return _batches_by_id(
+        lambda: reindex_pending(tenant=tenant, model=model), ("pk", "text", "text_hash"), batch_size
+    )
 
 
 def reindex_build(
@@ -122,21 +127,13 @@ def reindex_procedures(
     from memory_app.models import Procedure
 
     scoped = Procedure.objects.all() if tenant is None else Procedure.objects.filter(tenant=tenant)
-    done, last = 0, 0
-    while True:
-        batch = list(
-            scoped.exclude(embedding_model=model)
-            .filter(pk__gt=last)
-            .order_by("pk")
-            .values_list("pk", "pattern")[:batch_size]
-        )
-        if not batch:
-            return done
+    done = 0
+    for batch in _batches_by_id(lambda: scoped.exclude(embedding_model=model), ("pk", "pattern"), batch_size):
         vectors = np.asarray(embed([pattern for _, pattern in batch]), dtype=np.float32)
         with transaction.atomic():
             for (pk, _), vector in zip(batch, vectors, strict=True):
                 Procedure.objects.filter(pk=pk).update(pattern_embedding=vector, embedding_model=model)
         done += len(batch)
-        last = batch[-1][0]
         if on_batch:
             on_batch(len(batch))
+    return done

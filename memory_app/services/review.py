@@ -25,32 +25,11 @@ def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[
     return set(rows.values_list("memory_low_id", "memory_high_id"))
 
 
-@transaction.atomic
+# No savepoint of its own: the write path calls it inside its transaction (scope lock held), where
+# one would only add two round trips; an error here rolls the caller back as well, and no caller
+# catches one to carry on.
+@transaction.atomic(savepoint=False)
 def review_cluster_create(
-    *,
-    tenant: Tenant,
-    memory_ids: Sequence[int],
-    verdict: str = "",
-    confidence: float | None = None,
-    max_distance: float | None = None,
-    distances: dict[int, float] | None = None,
-    origin: str = ClusterOrigin.STORE,
-    reason: str = "",
-) -> DuplicateCluster | None:
-    """Queue memories for review in a transaction of its own (see `review_cluster_insert`)."""
-    return review_cluster_insert(
-        tenant=tenant,
-        memory_ids=memory_ids,
-        verdict=verdict,
-        confidence=confidence,
-        max_distance=max_distance,
-        distances=distances,
-        origin=origin,
-        reason=reason,
-    )
-
-
-def review_cluster_insert(
     *,
     tenant: Tenant,
     memory_ids: Sequence[int],
@@ -63,10 +42,6 @@ def review_cluster_insert(
     new_memory: Memory | None = None,
 ) -> DuplicateCluster | None:
     """Queue memories for review; None when every pair was kept apart or the set is already pending.
-
-    Runs in the caller's transaction: the write path calls it with its scope lock held, where a
-    savepoint of its own would only add two round trips; everyone else calls
-    `review_cluster_create`.
 
     `new_memory`: a member inserted in the caller's transaction (the write path's). Such a row is in
     no kept-apart pair and no pending cluster yet, so those two lookups are skipped, and its scope

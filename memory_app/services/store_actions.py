@@ -14,7 +14,7 @@ from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_merge, memory_supersede
-from memory_app.services.review import kept_apart_pairs, ordered_pair, review_cluster_insert
+from memory_app.services.review import kept_apart_pairs, ordered_pair, review_cluster_create
 from memory_app.services.store_types import StoreOutcome
 
 MERGE_RELATIONS = {ChangeRelation.DUPLICATE.value, ChangeRelation.REFINE.value}
@@ -134,7 +134,7 @@ def act_on_decision(
             confidence=confidence,
         )
     # "review", or a "merge" of a relation that is not merged: keep both, ask a person.
-    cluster = review_cluster_insert(
+    cluster = review_cluster_create(
         tenant=tenant,
         memory_ids=[target.memory_id, new.pk],
         verdict=judgement.relation,
