@@ -82,3 +82,25 @@ def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
     result = dataclasses.asdict(report) if dataclasses.is_dataclass(report) else {"report": str(report)}
     logger.info("expiry (tenant %s): %s", tenant_id or "all", result)
     return result
+
+
+@shared_task(
+    name="memory.search_indexes_periodic",
+    **{
+        **_LIMITS,
+        "soft_time_limit": settings.SEARCH_INDEXES_TIME_LIMIT_SECONDS,
+        "time_limit": settings.SEARCH_INDEXES_TIME_LIMIT_SECONDS + 300,
+    },
+)
+def search_indexes_periodic() -> dict[str, int]:
+    """Per active tenant: a partial HNSW index for each scope that grew large, none for those that
+    shrank. Idempotent: a second run finds every index in place and changes nothing."""
+    from memory_app.services.search_indexes import search_indexes_sync
+
+    totals = {"created": 0, "dropped": 0, "kept": 0}
+    for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
+        report = search_indexes_sync(tenant=tenant)
+        for key in totals:
+            totals[key] += len(getattr(report, key))
+    logger.info("search indexes: %s", totals)
+    return totals

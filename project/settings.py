@@ -150,6 +150,14 @@ REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
     "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
 )
 EXPIRY_INTERVAL_MINUTES = env_int("EXPIRY_INTERVAL_MINUTES", 60, minimum=1, maximum=100_000)
+# Partial HNSW indexes for scopes that grew past SEARCH_PARTIAL_INDEX_MIN_ROWS (and dropped for
+# those that shrank); builds run CONCURRENTLY, so daily is cheap when nothing changed.
+SEARCH_INDEXES_INTERVAL_MINUTES = env_int("SEARCH_INDEXES_INTERVAL_MINUTES", 1440, minimum=1, maximum=100_000)
+# An index build over a large scope takes minutes; an interrupted one is rebuilt from scratch, so
+# this task gets a longer limit than the others.
+SEARCH_INDEXES_TIME_LIMIT_SECONDS = env_int(
+    "SEARCH_INDEXES_TIME_LIMIT_SECONDS", 7200, minimum=60, maximum=86400
+)
 # Cosine-distance radius of compaction candidates; tighter than the store path's candidate radius
 # because it is applied to every pair of a whole scope (docs/OPERATIONS.md has the measurement).
 COMPACTION_RADIUS = env_float("COMPACTION_RADIUS", 0.45, minimum=0.01, maximum=1.0)

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -46,12 +47,19 @@ def live_worker() -> Iterator[str]:
         result_backend=f"redis://{REDIS_HOST}:{REDIS_PORT}/0",  # keys are per task id: no clash
     )
     app.__dict__.pop("amqp", None)  # the router and queues are cached from the old configuration
+    _forget_backend(app)  # an eager task run earlier may have cached the "no backend" one
     try:
         with start_worker(app, queues=[RUN_QUEUE], perform_ping_check=False, shutdown_timeout=30):
             yield RUN_QUEUE
     finally:
         app.conf.update(saved)
         app.__dict__.pop("amqp", None)
+        _forget_backend(app)
+
+
+def _forget_backend(app: Any) -> None:
+    """Celery caches the result backend per thread on first use (`app._local.backend`)."""
+    app._local.__dict__.pop("backend", None)
 
 
 def wait_for(condition: Callable[[], bool], *, timeout: float = 60.0, what: str = "condition") -> None:

@@ -245,3 +245,15 @@ def test_the_search_indexes_command_reports_what_it_would_build(tenant_a, capsys
     out = capsys.readouterr().out
     assert "would create 4" in out
     assert not SearchScopeIndex.objects.exists()
+
+
+def test_the_periodic_task_indexes_large_scopes_of_active_tenants_and_a_rerun_changes_nothing(
+    tenant_a, settings
+):
+    from memory_app.tasks import search_indexes_periodic
+
+    settings.SEARCH_PARTIAL_INDEX_MIN_ROWS = 50
+    bulk_memories(tenant_a.tenant, 60)
+    bulk_memories(tenant_a.tenant, 60, user_id="other", namespace="elsewhere", seed=5)
+    assert search_indexes_periodic.apply().get() == {"created": 4, "dropped": 0, "kept": 0}
+    assert search_indexes_periodic.apply().get() == {"created": 0, "dropped": 0, "kept": 4}

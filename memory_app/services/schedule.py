@@ -25,6 +25,11 @@ def periodic_jobs() -> list[PeriodicJob]:
             settings.REVIEW_DETECTION_INTERVAL_MINUTES,
         ),
         PeriodicJob("memory: expiry", "memory.expiry_run", settings.EXPIRY_INTERVAL_MINUTES),
+        PeriodicJob(
+            "memory: search indexes",
+            "memory.search_indexes_periodic",
+            settings.SEARCH_INDEXES_INTERVAL_MINUTES,
+        ),
     ]
 
 

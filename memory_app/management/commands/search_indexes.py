@@ -11,7 +11,8 @@ from memory_app.services.search_indexes import search_indexes_sync
 class Command(BaseCommand):
     help = (
         "Give every very large user or namespace its own partial HNSW index (and drop those whose "
-        "scope shrank). Safe on a live service: indexes are built CONCURRENTLY. Run it periodically."
+        "scope shrank). Safe on a live service: indexes are built CONCURRENTLY. The Celery task "
+        "memory.search_indexes_periodic runs the same daily."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
