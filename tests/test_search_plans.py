@@ -257,3 +257,16 @@ def test_the_periodic_task_indexes_large_scopes_of_active_tenants_and_a_rerun_ch
     bulk_memories(tenant_a.tenant, 60, user_id="other", namespace="elsewhere", seed=5)
     assert search_indexes_periodic.apply().get() == {"created": 4, "dropped": 0, "kept": 0}
     assert search_indexes_periodic.apply().get() == {"created": 0, "dropped": 0, "kept": 4}
+
+
+def test_a_large_scope_search_that_includes_superseded_rows_still_ranks_them_exactly(tenant_a, settings):
+    # The shared HNSW index holds active rows only, so this query cannot use it: it must still
+    # return k rows in exact order, superseded ones included.
+    settings.SEARCH_EXACT_MAX_ROWS = 10
+    rows = bulk_memories(tenant_a.tenant, 120)
+    Memory.objects.filter(pk__in=[m.pk for m in rows[:60]]).update(status="superseded")
+    filters = SearchFilters(user_id="big", include_superseded=True)
+    query = unit_vector(5)
+    found = vector_candidates(tenant=tenant_a.tenant, filters=filters, query_embedding=query, k=10)
+    assert [c.memory_id for c in found] == exact_ids(tenant_a.tenant, filters, query, 10)
+    assert any(c.memory_id in {m.pk for m in rows[:60]} for c in found)
