@@ -44,7 +44,14 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
 
 
 def _lock_active(tenant: Tenant, ids: Sequence[int]) -> list[Memory]:
-    rows = list(Memory.objects.select_for_update().filter(tenant=tenant, pk__in=list(ids)).order_by("pk"))
+    # Vectors stay in the database: a merge needs at most one (its text's), loaded on first access,
+    # and parsing every source's 384 floats cost ~0.2 ms each.
+    rows = list(
+        Memory.objects.select_for_update()
+        .defer("embedding", "search_vector")
+        .filter(tenant=tenant, pk__in=list(ids))
+        .order_by("pk")
+    )
     if len(rows) != len(set(ids)):
         raise not_found("Memory")
     inactive = [m.pk for m in rows if m.status != MemoryStatus.ACTIVE]
