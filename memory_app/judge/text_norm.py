@@ -166,15 +166,7 @@ def content_sequence(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def content_words(text: str) -> frozenset[str]:
     """Stemmed words that carry meaning: no stop words, no number words, no digits."""
-    out = set()
-    for tok in raw_tokens(text):
-        if _NUMERIC.match(tok) or tok == "n't":
-            continue
-        base = tok[:-2] if tok.endswith("'s") else tok
-        if base in STOPWORDS or base in NUMBER_WORDS or len(base) < 2:
-            continue
-        out.add(stem(base))
-    return frozenset(out)
+    return frozenset(content_sequence(text))
 
 
 @lru_cache(maxsize=8192)
