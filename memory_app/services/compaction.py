@@ -116,6 +116,26 @@ def _merged_text(anchor: Memory, members: list[Memory], judgements: list[Judgeme
     return merge_text([anchor.text, *(m.text for m in members if m.pk != anchor.pk)])
 
 
+def _group_action(
+    action: Literal["merge", "review"],
+    anchor: Memory,
+    members: list[tuple[Memory, Judgement]],
+    *,
+    text: str | None = None,
+) -> PlannedAction:
+    """The anchor with its members as one step: the commonest relation, the weakest confidence."""
+    judgements = [j for _, j in members]
+    return PlannedAction(
+        action,
+        (anchor.pk, *(m.pk for m, _ in members)),
+        Counter(j.relation for j in judgements).most_common(1)[0][0],
+        min(j.confidence for j in judgements),
+        judgements[0].judge,
+        text=text,
+        texts=(anchor.text, *(m.text for m, _ in members)),
+    )
+
+
 def plan_group(rows: list[Memory], tools: JudgeTools) -> list[PlannedAction]:
     """Resolve a group newest first: the newest member is judged against the others; those it
     duplicates merge with it, those it updates are superseded by it, unsure ones go to review, and
@@ -137,18 +157,8 @@ def plan_group(rows: list[Memory], tools: JudgeTools) -> list[PlannedAction]:
             if decision.action not in ("merge", "supersede", "review"):
                 distinct.append(memory)
         if merge:
-            chosen = [j for _, j in merge]
-            actions.append(
-                PlannedAction(
-                    "merge",
-                    (anchor.pk, *(m.pk for m, _ in merge)),
-                    Counter(j.relation for j in chosen).most_common(1)[0][0],
-                    min(j.confidence for j in chosen),
-                    chosen[0].judge,
-                    text=_merged_text(anchor, [m for m, _ in merge], chosen),
-                    texts=(anchor.text, *(m.text for m, _ in merge)),
-                )
-            )
+            text = _merged_text(anchor, [m for m, _ in merge], [j for _, j in merge])
+            actions.append(_group_action("merge", anchor, merge, text=text))
         for memory, judgement in supersede:
             actions.append(
                 PlannedAction(
@@ -161,17 +171,7 @@ def plan_group(rows: list[Memory], tools: JudgeTools) -> list[PlannedAction]:
                 )
             )
         if review:
-            chosen = [j for _, j in review]
-            actions.append(
-                PlannedAction(
-                    "review",
-                    (anchor.pk, *(m.pk for m, _ in review)),
-                    Counter(j.relation for j in chosen).most_common(1)[0][0],
-                    min(j.confidence for j in chosen),
-                    chosen[0].judge,
-                    texts=(anchor.text, *(m.text for m, _ in review)),
-                )
-            )
+            actions.append(_group_action("review", anchor, review))
         remaining = distinct
     return actions
 
