@@ -25,21 +25,15 @@ import argparse
 import json
 import os
 import resource
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
-os.environ.setdefault("LOG_LEVEL", "warning")
+import benchenv  # first: the project on sys.path, the bench environment
+import django
+import numpy as np
+from benchdb import log, use_database
+from compaction_data import DIM, scope_data, scope_plan
 
-import django  # noqa: E402
-import numpy as np  # noqa: E402
-from benchdb import log, use_database  # noqa: E402
-from compaction_data import DIM, scope_data, scope_plan  # noqa: E402
+ROOT = benchenv.ROOT
 
 RESULTS = ROOT / "bench" / "results" / "compaction.json"
 TENANT = "bench-compaction"

@@ -22,24 +22,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
-os.environ.setdefault("LOG_LEVEL", "warning")
+import benchenv  # first: the project on sys.path, the bench environment
+import django
+import embedding_data
+import numpy as np
+from benchdb import log, use_database
 
-import django  # noqa: E402
-import embedding_data  # noqa: E402
-import numpy as np  # noqa: E402
-from benchdb import log, use_database  # noqa: E402
+ROOT = benchenv.ROOT
 
 RESULTS = ROOT / "bench" / "results" / "embedding_cache.json"
 DIM = 384

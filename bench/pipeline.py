@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
-os.environ.setdefault("LOG_LEVEL", "warning")
+import benchenv  # first: the project on sys.path, the bench environment
+import django
+import numpy as np
 
-import django  # noqa: E402
-import numpy as np  # noqa: E402
+ROOT = benchenv.ROOT
 
 RESULTS = ROOT / "bench" / "results" / "pipeline.json"
 SUBJECTS = ["Alice", "Bob", "Carol", "Dan", "Erin", "Fay", "Gus", "Hana", "Ivan", "Jo"]

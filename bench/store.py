@@ -16,23 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
-os.environ.setdefault("LOG_LEVEL", "warning")
+import benchenv  # first: the project on sys.path, the bench environment
+import django
+import numpy as np
+import store_data
+import store_real
+from benchdb import log, use_database
 
-import django  # noqa: E402
-import numpy as np  # noqa: E402
-import store_data  # noqa: E402
-import store_real  # noqa: E402
-from benchdb import log, use_database  # noqa: E402
+ROOT = benchenv.ROOT
 
 RESULTS = ROOT / "bench" / "results" / "store.json"
 BATCH = 50

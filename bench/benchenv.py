@@ -1,0 +1,17 @@
+"""Imported first by every benchmark script: the project on sys.path and the environment a bench
+run needs, each only as a default (a variable already set wins)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+for path in (str(ROOT), str(ROOT / "bench")):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
+os.environ.setdefault("LOG_LEVEL", "warning")
