@@ -11,37 +11,25 @@ The build gets SEARCH_INDEX_BUILD_MEMORY_MB of maintenance_work_mem: with Postgr
 import pgvector.django.indexes
 from django.db import migrations, models
 
-FORWARD = """
+def _rebuild(predicate: str):  # type: ignore[no-untyped-def]
+    """Rebuild memory_embedding_hnsw with `predicate` (forward) or without (backward), if present."""
+
+    def run(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+        from django.conf import settings
+
+        memory = int(settings.SEARCH_INDEX_BUILD_MEMORY_MB)
+        schema_editor.execute(f"SET LOCAL maintenance_work_mem = '{memory}MB'")
+        schema_editor.execute(f"""
 DO $$
 BEGIN
     IF to_regclass('memory_embedding_hnsw') IS NOT NULL THEN
         DROP INDEX memory_embedding_hnsw;
         CREATE INDEX memory_embedding_hnsw ON memory_app_memory
             USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)
-            WHERE status = 'active';
+            {predicate};
     END IF;
 END $$;
-"""
-
-BACKWARD = """
-DO $$
-BEGIN
-    IF to_regclass('memory_embedding_hnsw') IS NOT NULL THEN
-        DROP INDEX memory_embedding_hnsw;
-        CREATE INDEX memory_embedding_hnsw ON memory_app_memory
-            USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
-    END IF;
-END $$;
-"""
-
-
-def _run(sql: str):  # type: ignore[no-untyped-def]
-    def run(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
-        from django.conf import settings
-
-        memory = int(settings.SEARCH_INDEX_BUILD_MEMORY_MB)
-        schema_editor.execute(f"SET LOCAL maintenance_work_mem = '{memory}MB'")
-        schema_editor.execute(sql)
+""")
 
     return run
 
@@ -53,7 +41,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(_run(FORWARD), _run(BACKWARD))],
+            database_operations=[migrations.RunPython(_rebuild("WHERE status = 'active'"), _rebuild(""))],
             state_operations=[
                 migrations.RemoveIndex(model_name="memory", name="memory_embedding_hnsw"),
                 migrations.AddIndex(
