@@ -365,11 +365,8 @@ def main() -> None:
         "calls_saved_ge_20pct": result["calls_saved"]["provider_calls_saved"] >= 0.20,
     }
     result["seconds"] = round(time.perf_counter() - t0, 1)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(result))
-    else:
+    benchenv.write_results(RESULTS, result, print_json=args.json)
+    if not args.json:
         print(json.dumps(result, indent=2))
 
 

@@ -213,10 +213,7 @@ def main() -> None:
         evaluate(f"hybrid weighted: {a} x cosine + {1 - a:.1f} x BM25/max", weighted(spk, a))
     evaluate("hybrid weighted 0.5 with neighbour-mixed vectors", weighted(mixed(spk, 0.3, 2), 0.5))
     report = {"questions": len(questions), "quick": args.quick, "rows": rows}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(report))
+    benchenv.write_results(RESULTS, report, print_json=args.json)
 
 
 if __name__ == "__main__":

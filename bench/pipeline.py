@@ -14,7 +14,6 @@ bench/results/pipeline.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 
@@ -164,10 +163,7 @@ def main() -> None:
     }
     for row in rows:
         print(f"{row['stage']:22s} p50 {row['p50_ms']:7.3f} ms  p99 {row['p99_ms']:7.3f} ms")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(report))
+    benchenv.write_results(RESULTS, report, print_json=args.json)
 
 
 if __name__ == "__main__":

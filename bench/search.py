@@ -13,7 +13,6 @@ written to bench/results/search.json (bench/results/search_quick.json with --qui
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from collections import Counter
@@ -248,10 +247,7 @@ def main() -> None:
         "rows": rows,
     }
     target = RESULTS_QUICK if args.quick else RESULTS
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(result))
+    benchenv.write_results(target, result, print_json=args.json)
 
 
 if __name__ == "__main__":

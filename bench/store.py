@@ -15,7 +15,6 @@ are also written to bench/results/store.json.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import benchenv  # first: the project on sys.path, the bench environment
@@ -273,10 +272,7 @@ def main() -> None:
             f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms; "
             f"bare commit {size['commit']['p50_ms']} ms"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(report))
+    benchenv.write_results(RESULTS, report, print_json=args.json)
 
 
 if __name__ == "__main__":
