@@ -221,9 +221,15 @@ def same_root(a: str, b: str, length: int = 4) -> bool:
 
 
 @lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
+    """Words as written (case kept, "Fly.io" and "oslo-based" whole): what the name checks read."""
+    return tuple(re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text)))
+
+
+@lru_cache(maxsize=8192)
 def capitalised_names(text: str) -> frozenset[str]:
     """Capitalised words not at the start of the text: proper names, brands, places."""
-    words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text))
+    words = _words(text)
     out = set()
     for index, word in enumerate(words):
         if word[0].isupper() and word.casefold() not in STOPWORDS and (index > 0 or len(words) > 1):
@@ -247,7 +253,7 @@ ANTONYMS = _antonym_table()
 @lru_cache(maxsize=8192)
 def name_sequence(text: str) -> tuple[str, ...]:
     """Capitalised words after the first word, in order: the entities a sentence relates."""
-    words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", text))
+    words = _words(text)
     seen: dict[str, None] = {}
     for word in words[1:]:
         folded = word.casefold()
@@ -281,17 +287,18 @@ def frame_split(old: str, new: str) -> tuple[float, tuple[str, ...], tuple[str, 
     return share, a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
 
 
-def _initials(name: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _initials(name: str) -> frozenset[str]:
     """Abbreviations a name may go by: its camel-case or hyphen initials (TypeScript -> ts)."""
     parts = re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name)
-    return {"".join(p[0] for p in parts).casefold()} if len(parts) > 1 else set()
+    return frozenset({"".join(p[0] for p in parts).casefold()}) if len(parts) > 1 else frozenset()
 
 
 def _name_matched(name: str, other_text: str) -> bool:
     """A name restated on the other side: verbatim, as a prefix either way (Postgres/PostgreSQL,
     °C/Celsius), as initials of a run of words there (AWS/Amazon Web Services) or of itself (TS)."""
     folded = name.casefold()
-    words = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", other_text))
+    words = _words(other_text)
     for word in words:
         other = word.casefold()
         if other.startswith(folded) or (len(other) >= 3 and folded.startswith(other)):
@@ -305,10 +312,10 @@ def _name_matched(name: str, other_text: str) -> bool:
 def foreign_names(old: str, new: str) -> bool:
     """Each side names something (after the first word) that the other does not restate in any
     form: another product, place or person (Heroku vs Fly.io), so another fact or a changed one."""
-    old_names = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", old))[1:]
-    new_names = re.findall(r"[A-Za-z][\w.-]*", unicodedata.normalize("NFKC", new))[1:]
+    old_names = _words(old)[1:]
+    new_names = _words(new)[1:]
 
-    def unmatched(names: list[str], other: str) -> bool:
+    def unmatched(names: tuple[str, ...], other: str) -> bool:
         return any(
             n[0].isupper() and n.casefold() not in STOPWORDS and not _name_matched(n.rstrip("."), other)
             for n in names
