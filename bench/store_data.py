@@ -8,6 +8,7 @@ incremental HNSW inserts), then VACUUM ANALYZE.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -131,18 +132,11 @@ def load(rows: int, tenant_id: int, *, log: Callable[[str], None]) -> None:
         which = rng.integers(0, CENTRES, rows)
         vectors = around(cents[which], rng)
         with cur.copy(f"COPY memory_app_memory ({COLUMNS}) FROM STDIN") as copy:
-            for i in range(rows):
-                text = row_text(i, int(which[i]))
-                created = base + timedelta(minutes=i)
-                copy.write_row(
-                    (
-                        tenant_id, "episodic", "bench", "", "default", "", text, normalized_hash(text),
-                        vectors[i], MODEL, [], [], "", "", "", "", "", "{}",
-                        created, created, False, "active", 0, 0, 0, 0.5,
-                    )
-                )  # fmt: skip
+            synthetic = (
+                (row_text(i, int(which[i])), vectors[i], base + timedelta(minutes=i)) for i in range(rows)
+            )
             real = _real_rows(base + timedelta(minutes=rows))
-            for text, vector, created in real:
+            for text, vector, created in itertools.chain(synthetic, real):
                 copy.write_row(
                     (
                         tenant_id, "episodic", "bench", "", "default", "", text, normalized_hash(text),
