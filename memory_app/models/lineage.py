@@ -30,7 +30,10 @@ class ActorType(models.TextChoices):
 class MemoryChange(models.Model):
     """One merge or supersede: which memories went in, which came out, who decided, and undo state."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memory_changes")
+    # Indexed by change_tenant_created_idx (tenant first), not by an FK index of its own.
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="memory_changes", db_index=False
+    )
     operation = models.CharField(max_length=16, choices=ChangeOperation.choices)
     relation = models.CharField(max_length=16, choices=ChangeRelation.choices)
     result = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="produced_by")
@@ -69,8 +72,10 @@ class MemoryChange(models.Model):
 class MemoryChangeSource(models.Model):
     """A memory that went into a change, with a snapshot of its row so undo restores it exactly."""
 
-    change = models.ForeignKey(MemoryChange, on_delete=models.CASCADE, related_name="sources")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_of")
+    # Indexed by changesource_change_memory_unique (change first) and changesource_memory_idx, not by
+    # FK indexes of their own (the memory one was an exact copy).
+    change = models.ForeignKey(MemoryChange, on_delete=models.CASCADE, related_name="sources", db_index=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="source_of", db_index=False)
     snapshot = models.JSONField(default=dict)
 
     class Meta:

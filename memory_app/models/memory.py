@@ -30,7 +30,9 @@ class Memory(models.Model):
     and point at what superseded them.
     """
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
+    # No index of its own: memory_scope_idx and memory_tenant_id_idx lead with tenant_id, and every
+    # insert and status change would pay for a third copy.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories", db_index=False)
     kind = models.CharField(max_length=16, choices=MemoryKind.choices, default=MemoryKind.EPISODIC)
     user_id = models.CharField(max_length=255, blank=True, default="")
     agent_id = models.CharField(max_length=255, blank=True, default="")

@@ -27,7 +27,10 @@ class ClusterOrigin(models.TextChoices):
 class DuplicateCluster(models.Model):
     """A group of memories that may say the same thing, waiting for (or resolved by) a reviewer."""
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="duplicate_clusters")
+    # Indexed by cluster_queue_idx (tenant first), not by an FK index of its own.
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="duplicate_clusters", db_index=False
+    )
     user_id = models.CharField(max_length=255, blank=True, default="")
     namespace = models.CharField(max_length=255, default="default")
     kind = models.CharField(max_length=16, default="episodic")
@@ -61,8 +64,14 @@ class DuplicateCluster(models.Model):
 
 
 class ClusterMember(models.Model):
-    cluster = models.ForeignKey(DuplicateCluster, on_delete=models.CASCADE, related_name="members")
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="cluster_memberships")
+    # Indexed by clustermember_unique (cluster first) and clustermember_memory_idx, not by FK indexes
+    # of their own (the memory one was an exact copy).
+    cluster = models.ForeignKey(
+        DuplicateCluster, on_delete=models.CASCADE, related_name="members", db_index=False
+    )
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, related_name="cluster_memberships", db_index=False
+    )
     distance = models.FloatField(
         null=True, blank=True, help_text="cosine distance to the cluster's first member"
     )
@@ -84,7 +93,8 @@ class KeptApartPair(models.Model):
     """Two memories a reviewer declared different: never suggested as duplicates again."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="kept_apart_pairs")
-    memory_low = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    # Indexed by keptapart_pair_unique (memory_low first), not by an FK index of its own.
+    memory_low = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+", db_index=False)
     memory_high = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(
