@@ -7,6 +7,7 @@ import pytest
 from memory_app.embeddings import embed_texts
 from memory_app.judge import JudgeItem, get_judge
 from memory_app.judge.calibration import clear_calibration_cache
+from memory_app.judge.features import cosine_distance
 from memory_app.judge.policy import decide
 
 
@@ -90,3 +91,15 @@ def test_the_same_frame_with_another_object_is_never_merged(judge):
         judge, "User deploys their side projects on Heroku", "User deploys their side projects on Fly.io"
     )
     assert decision.action != "merge"
+
+
+def test_a_distance_the_caller_already_has_is_used_instead_of_the_vectors(judge):
+    """The store's candidate query returns pgvector's distance and no vectors: the judge must reach
+    the same verdict from it as from the two embeddings."""
+    old, new = _items("User enjoys hiking in the mountains", "User likes to go hiking in mountains")
+    distance = cosine_distance(new.embedding, old.embedding)
+    from_vectors = judge.judge(new, [old])
+    from_distance = judge.judge(new, [JudgeItem(text=old.text, distance=distance)])
+    assert from_distance == from_vectors
+    # and the distance is really read: without it (and without vectors) the pair is "unknown"
+    assert judge.judge(new, [JudgeItem(text=old.text)]) != from_vectors

@@ -18,6 +18,9 @@ class JudgeItem:
     embedding: np.ndarray | None = None
     created_at: datetime | None = None
     memory_id: int | None = None
+    # Cosine distance to the new item when the caller already has it (the store's candidate query
+    # computes it in the database); otherwise a judge computes it from the two embeddings.
+    distance: float | None = None
     extra: dict = field(default_factory=dict)
 
 

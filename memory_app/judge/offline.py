@@ -106,5 +106,11 @@ class OfflineJudge:
     def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
         cal = self.calibration
         return [
-            judge_pair(c.text, new.text, cosine_distance(new.embedding, c.embedding), cal) for c in candidates
+            judge_pair(
+                c.text,
+                new.text,
+                c.distance if c.distance is not None else cosine_distance(new.embedding, c.embedding),
+                cal,
+            )
+            for c in candidates
         ]

@@ -35,8 +35,7 @@ class Neighbour:
     memory_id: int
     text: str
     created_at: datetime
-    embedding: np.ndarray
-    distance: float
+    distance: float  # cosine distance to the query vector, computed by pgvector
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -83,7 +82,7 @@ def _exact_sql(table: str) -> str:
         ), nearest AS (
             SELECT id, embedding <=> %s::vector AS distance FROM scope ORDER BY distance LIMIT %s
         )
-        SELECT m.id, m.text, m.created_at, m.embedding::text, n.distance
+        SELECT m.id, m.text, m.created_at, n.distance
         FROM nearest n JOIN {table} m ON m.id = n.id
         WHERE n.distance <= %s ORDER BY n.distance, m.id
     """
@@ -96,14 +95,10 @@ def _hnsw_sql(table: str) -> str:
             WHERE {_SCOPE_WHERE}
             ORDER BY embedding <=> %s::vector LIMIT %s
         )
-        SELECT m.id, m.text, m.created_at, m.embedding::text, n.distance
+        SELECT m.id, m.text, m.created_at, n.distance
         FROM nearest n JOIN {table} m ON m.id = n.id
         WHERE n.distance <= %s ORDER BY n.distance, m.id
     """
-
-
-def _parse(text: str) -> np.ndarray:
-    return np.array(text[1:-1].split(","), dtype=np.float32)
 
 
 def scope_neighbours(
@@ -146,7 +141,6 @@ def scope_neighbours(
             while cursor.description is None and cursor.nextset():
                 pass
         rows = cursor.fetchall()
-    return [
-        Neighbour(memory_id=r[0], text=r[1], created_at=r[2], embedding=_parse(r[3]), distance=float(r[4]))
-        for r in rows
-    ]
+    # No vectors come back: the judge needs each candidate's distance, which the query has, and a
+    # merge copies the surviving text's vector inside the database (services.lineage_sql).
+    return [Neighbour(memory_id=r[0], text=r[1], created_at=r[2], distance=float(r[3])) for r in rows]

@@ -261,10 +261,9 @@ def _judge(
     candidates = [
         JudgeItem(
             text=n.text,
-            embedding=n.embedding,
             created_at=n.created_at,
             memory_id=n.memory_id,
-            extra={"distance": n.distance},
+            distance=n.distance,
         )
         for n in neighbours
     ]
