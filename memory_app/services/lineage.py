@@ -10,7 +10,9 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError, not_found
@@ -18,7 +20,9 @@ from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
+from memory_app.services.lineage_sql import lock_and_reserve, vector_of
 from memory_app.services.memories import memory_build
+from memory_app.services.sql import execute_all, insert_sql, mark_saved
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")
@@ -43,16 +47,12 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
     }
 
 
-def _lock_active(tenant: Tenant, ids: Sequence[int]) -> list[Memory]:
-    # Vectors stay in the database: a merge needs at most one (its text's), loaded on first access,
-    # and parsing every source's 384 floats cost ~0.2 ms each.
-    rows = list(
-        Memory.objects.select_for_update()
-        .defer("embedding", "search_vector")
-        .filter(tenant=tenant, pk__in=list(ids))
-        .order_by("pk")
-    )
-    if len(rows) != len(set(ids)):
+def _lock_active(
+    tenant: Tenant, ids: Sequence[int], *, memory_ids: int = 0
+) -> tuple[list[Memory], list[int], int]:
+    """The active memories `ids`, locked, with `memory_ids` new memory ids and a change id reserved."""
+    rows, reserved, change_id = lock_and_reserve(tenant=tenant, ids=ids, memory_ids=memory_ids)
+    if change_id is None or len(rows) != len(set(ids)):
         raise not_found("Memory")
     inactive = [m.pk for m in rows if m.status != MemoryStatus.ACTIVE]
     if inactive:
@@ -61,7 +61,7 @@ def _lock_active(tenant: Tenant, ids: Sequence[int]) -> list[Memory]:
             code="conflict",
             status=409,
         )
-    return rows
+    return rows, reserved, change_id
 
 
 def _check_same_scope(rows: Sequence[Memory]) -> None:
@@ -72,21 +72,60 @@ def _check_same_scope(rows: Sequence[Memory]) -> None:
         )
 
 
-def _retire(memory: Memory, *, by: Memory | int, now: dt.datetime) -> None:
-    by_id = by if isinstance(by, int) else by.pk
-    Memory.objects.filter(pk=memory.pk).update(
-        status=MemoryStatus.SUPERSEDED, superseded_by_id=by_id, updated_at=now
+def _retire_sql(ids: Sequence[int], *, by: int, now: dt.datetime) -> tuple[str, list[Any]]:
+    """Retire the sources in one UPDATE. A status change cannot be a HOT update (status is in
+    memory_scope_idx), so each row is re-inserted into the B-tree and GIN indexes, but not into
+    memory_embedding_hnsw, which holds active rows only."""
+    return (
+        f"UPDATE {Memory._meta.db_table} SET status = %s, superseded_by_id = %s, updated_at = %s "
+        "WHERE id = ANY(%s)",
+        [MemoryStatus.SUPERSEDED, by, now, list(ids)],
     )
 
 
-def _next_memory_id() -> int:
-    """Reserve the result's id, so each source is retired with one UPDATE pointing at it (the FK is
-    checked at commit). A status change cannot be a HOT update (status is in memory_scope_idx), so the
-    UPDATE re-inserts each row into the B-tree indexes (not the HNSW graph, which holds active rows only)."""
-    table = Memory._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{table}', 'id'))")
-        return int(cursor.fetchone()[0])
+def _change(
+    *,
+    pk: int,
+    tenant: Tenant,
+    operation: str,
+    relation: str,
+    result_id: int,
+    actor: Actor,
+    reason: str,
+    confidence: float | None,
+    now: dt.datetime,
+) -> MemoryChange:
+    return MemoryChange(
+        pk=pk,
+        tenant=tenant,
+        operation=operation,
+        relation=relation,
+        result_id=result_id,
+        actor_type=actor.type,
+        actor_user=actor.user_or_none,
+        reason=reason,
+        confidence=confidence,
+        created_at=now,
+    )
+
+
+def _change_sql(change: MemoryChange, snapshots: dict[int, dict[str, Any]]) -> list[tuple[str, list[Any]]]:
+    sources = [
+        MemoryChangeSource(change_id=change.pk, memory_id=pk, snapshot=s) for pk, s in snapshots.items()
+    ]
+    return [insert_sql(MemoryChange, [change]), insert_sql(MemoryChangeSource, sources)]
+
+
+def _result_vector(text: str, same_text: Memory | None, incoming: Memory | None) -> Any:
+    """The surviving text's vector: the incoming memory's, a source's (copied inside the database),
+    or, for a text no member has, a new embedding."""
+    if same_text is None:
+        from memory_app.embeddings import embed_text
+
+        return embed_text(text)
+    if same_text is incoming:
+        return same_text.embedding
+    return vector_of(same_text.pk) if same_text.has_embedding else None
 
 
 @transaction.atomic
@@ -109,13 +148,14 @@ def memory_merge(
     `incoming`: an unsaved memory of the same scope (the write path's new memory) that joins as a
     source; it is inserted already superseded, one write instead of an insert and a status UPDATE,
     and its snapshot says active, so an undo leaves it stored as if no merge had happened.
+    Two round trips: lock and reserve ids (services.lineage_sql), then every write (services.sql).
     """
     if len(set(memory_ids)) + (incoming is not None) < 2:
         raise ApplicationError(
             "A merge needs at least two memories.", fields={"memory_ids": ["Give two or more."]}
         )
     actor = actor or Actor.system()
-    locked = _lock_active(tenant, memory_ids)
+    locked, reserved, change_id = _lock_active(tenant, memory_ids, memory_ids=1 + (incoming is not None))
     sources = [*locked, incoming] if incoming is not None else locked
     _check_same_scope(sources)
     richest = max(sources, key=lambda m: (len(m.text), m.created_at))
@@ -123,29 +163,19 @@ def memory_merge(
     if not chosen_text:
         raise ApplicationError("Merged text must not be empty.", fields={"text": ["This field is required."]})
     same_text = next((m for m in sources if m.text == chosen_text), None)
-    if embedding is None:
-        if same_text is not None:
-            embedding = None if same_text.embedding is None else np.asarray(same_text.embedding)
-        else:
-            from memory_app.embeddings import embed_text
-
-            embedding = embed_text(chosen_text)
+    vector = embedding if embedding is not None else _result_vector(chosen_text, same_text, incoming)
     base = same_text or richest
     now = timezone.now()
-    result_id = _next_memory_id()
-    # One UPDATE for all sources; it frees the unique text slot before the result's insert.
-    Memory.objects.filter(pk__in=[m.pk for m in locked]).update(
-        status=MemoryStatus.SUPERSEDED, superseded_by_id=result_id, updated_at=now
-    )
+    result_id = reserved[0]
+    new_rows = []
     if incoming is not None:
+        incoming.pk = reserved[1]
         incoming.status, incoming.superseded_by_id = MemoryStatus.SUPERSEDED, result_id
-        incoming.save(force_insert=True)
+        new_rows.append(incoming)
     result = memory_build(
         tenant=tenant,
         text=chosen_text,
         kind=base.kind,
-        embedding=embedding,
-        embedding_model=base.embedding_model or None,
         user_id=base.user_id,
         agent_id=base.agent_id,
         namespace=base.namespace,
@@ -163,29 +193,44 @@ def memory_merge(
         pinned=any(m.pinned for m in sources),
         created_at=min(m.created_at for m in sources),
     )
+    result.pk = result_id
+    if vector is not None:
+        result.embedding = vector if isinstance(vector, RawSQL) else np.asarray(vector, dtype=np.float32)
+        result.embedding_model = base.embedding_model or settings.EMBEDDING_MODEL
     result.access_count = sum(m.access_count for m in sources)
     result.helpful_count = sum(m.helpful_count for m in sources)
     result.harmful_count = sum(m.harmful_count for m in sources)
     result.last_accessed_at = max((m.last_accessed_at for m in sources if m.last_accessed_at), default=None)
-    result.pk = result_id
-    result.save(force_insert=True)
-    change = MemoryChange.objects.create(
-        tenant=tenant,
-        operation=ChangeOperation.MERGE,
-        relation=relation,
-        result=result,
-        actor_type=actor.type,
-        actor_user=actor.user_or_none,
-        reason=reason,
-        confidence=confidence,
-    )
+    new_rows.append(result)
+    # Compiled before the snapshots: compiling fills the rows' auto_now `updated_at`.
+    insert_rows = insert_sql(Memory, new_rows)
     snapshots = {m.pk: memory_snapshot(m) for m in sources}
     if incoming is not None:
         snapshots[incoming.pk].update(status=MemoryStatus.ACTIVE, superseded_by_id=None)
-    MemoryChangeSource.objects.bulk_create(
-        [MemoryChangeSource(change=change, memory=m, snapshot=snapshots[m.pk]) for m in sources]
+    change = _change(
+        pk=change_id,
+        tenant=tenant,
+        operation=ChangeOperation.MERGE,
+        relation=relation,
+        result_id=result_id,
+        actor=actor,
+        reason=reason,
+        confidence=confidence,
+        now=now,
     )
-    return change
+    # The sources' UPDATE first: it frees the unique text slot the result takes.
+    execute_all(
+        [
+            _retire_sql([m.pk for m in locked], by=result_id, now=now),
+            insert_rows,
+            *_change_sql(change, snapshots),
+        ]
+    )
+    for row in new_rows:
+        mark_saved(row)
+    if isinstance(result.embedding, RawSQL):
+        del result.embedding  # deferred: loaded from the database on first access
+    return mark_saved(change)
 
 
 @transaction.atomic
@@ -202,23 +247,26 @@ def memory_supersede(
     if old_id == new_id:
         raise ApplicationError("A memory cannot supersede itself.")
     actor = actor or Actor.system()
-    rows = {m.pk: m for m in _lock_active(tenant, [old_id, new_id])}
+    locked, _, change_id = _lock_active(tenant, [old_id, new_id])
+    rows = {m.pk: m for m in locked}
     old, new = rows[old_id], rows[new_id]
     _check_same_scope([old, new])
-    snapshot = memory_snapshot(old)
-    _retire(old, by=new, now=timezone.now())
-    change = MemoryChange.objects.create(
+    now = timezone.now()
+    change = _change(
+        pk=change_id,
         tenant=tenant,
         operation=ChangeOperation.SUPERSEDE,
         relation=ChangeRelation.UPDATE,
-        result=new,
-        actor_type=actor.type,
-        actor_user=actor.user_or_none,
+        result_id=new.pk,
+        actor=actor,
         reason=reason,
         confidence=confidence,
+        now=now,
     )
-    MemoryChangeSource.objects.create(change=change, memory=old, snapshot=snapshot)
-    return change
+    execute_all(
+        [_retire_sql([old.pk], by=new.pk, now=now), *_change_sql(change, {old.pk: memory_snapshot(old)})]
+    )
+    return mark_saved(change)
 
 
 def _restore_value(field_name: str, value: Any) -> Any:
