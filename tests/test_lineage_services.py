@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memory_app.errors import ApplicationError
-from memory_app.models import KeptApartPair, Memory
+from memory_app.models import KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_change_undo, memory_merge, memory_snapshot, memory_supersede
+from memory_app.services.memories import memory_build
 from memory_app.services.review import review_cluster_create
-from tests.factories import MemoryFactory, TenantFactory
+from tests.factories import MemoryFactory, TenantFactory, unit_vector
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +35,46 @@ def test_merge_keeps_the_sources_and_builds_a_richer_result():
         assert source.superseded_by_id == result.pk
     assert Memory.objects.filter(tenant=tenant).count() == 3
     assert set(change.sources.values_list("memory_id", flat=True)) == {a.pk, b.pk}
+
+
+def test_the_merge_result_keeps_the_vector_of_the_source_whose_text_it_keeps():
+    tenant = TenantFactory()
+    short = MemoryFactory(tenant=tenant, text="User likes tea", embedding=unit_vector(1))
+    rich = MemoryFactory(tenant=tenant, text="User likes green tea in the morning", embedding=unit_vector(2))
+    change = memory_merge(tenant=tenant, memory_ids=[short.pk, rich.pk])
+    result = Memory.objects.get(pk=change.result_id)
+    assert result.text == rich.text
+    stored = Memory.objects.get(pk=rich.pk)
+    assert np.array_equal(np.asarray(result.embedding), np.asarray(stored.embedding))
+    assert result.embedding_model == stored.embedding_model
+
+
+def test_a_merge_result_of_a_source_without_vector_has_none():
+    tenant = TenantFactory()
+    short = MemoryFactory(tenant=tenant, text="User likes tea", embedding=unit_vector(1))
+    rich = MemoryFactory(tenant=tenant, text="User likes green tea in the morning", embedding=None)
+    change = memory_merge(tenant=tenant, memory_ids=[short.pk, rich.pk])
+    result = Memory.objects.get(pk=change.result_id)
+    assert (result.embedding, result.embedding_model) == (None, "")
+
+
+def test_a_store_time_merge_writes_the_rows_it_returns():
+    """The ids a merge reserves up front are the rows it writes: the returned change, its result and
+    the incoming memory (stored already superseded, its snapshot active) all read back as returned."""
+    tenant = TenantFactory()
+    stored = MemoryFactory(tenant=tenant, text="User's dog is called Rex", embedding=unit_vector(3))
+    incoming = memory_build(
+        tenant=tenant, text="The user's dog is named Rex", embedding=unit_vector(4), user_id=stored.user_id
+    )
+    change = memory_merge(tenant=tenant, memory_ids=[stored.pk], incoming=incoming)
+    saved = MemoryChange.objects.get(pk=change.pk)
+    assert (saved.result_id, saved.operation, saved.relation) == (change.result_id, "merge", "duplicate")
+    row = Memory.objects.get(pk=incoming.pk)
+    assert (row.status, row.superseded_by_id, row.text) == ("superseded", change.result_id, incoming.text)
+    snapshots = dict(saved.sources.values_list("memory_id", "snapshot"))
+    assert set(snapshots) == {stored.pk, incoming.pk}
+    assert (snapshots[incoming.pk]["status"], snapshots[incoming.pk]["superseded_by_id"]) == ("active", None)
+    assert not incoming._state.adding and not change._state.adding
 
 
 def test_undo_of_a_merge_restores_the_sources_byte_for_byte():
