@@ -154,3 +154,19 @@ def test_bare_tokens_drop_only_articles_and_the_word_user():
     )
     assert tn.bare_tokens("He likes jazz") != tn.bare_tokens("She likes jazz")
     assert tn.bare_tokens("User likes jazz") != tn.bare_tokens("User doesn't like jazz")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ({"fiction"}, {"nonfiction"}, True),
+        ({"nonfiction"}, {"fiction"}, True),
+        ({"likes", "dislike"}, {"like", "tea"}, True),
+        ({"able"}, {"unable"}, True),
+        ({"fo"}, {"info"}, False),  # a stem under four letters is no word of its own
+        ({"running"}, {"walking"}, False),
+        (set(), {"unable"}, False),
+    ],
+)
+def test_a_word_and_its_negating_prefix_form_are_found_on_either_side(a, b, expected):
+    assert tn.morphological_negation(frozenset(a), frozenset(b)) is expected
