@@ -128,7 +128,11 @@ def _result_vector(text: str, same_text: Memory | None, incoming: Memory | None)
     return vector_of(same_text.pk) if same_text.has_embedding else None
 
 
-@transaction.atomic
+# No savepoint of their own (as review_cluster_create): the write path calls them inside its
+# transaction, where a savepoint adds two round trips to every merge and supersede. An error rolls
+# the caller's transaction back; a caller that carries on after one wraps the call in atomic(), as
+# compaction and bulk review do, and every view or task is its own transaction.
+@transaction.atomic(savepoint=False)
 def memory_merge(
     *,
     tenant: Tenant,
@@ -233,7 +237,7 @@ def memory_merge(
     return mark_saved(change)
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def memory_supersede(
     *,
     tenant: Tenant,
