@@ -14,7 +14,7 @@ from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_merge, memory_supersede
-from memory_app.services.review import kept_apart_pairs, ordered_pair, review_cluster_create
+from memory_app.services.review import review_cluster_create
 from memory_app.services.store_types import StoreOutcome
 
 MERGE_RELATIONS = {ChangeRelation.DUPLICATE.value, ChangeRelation.REFINE.value}
@@ -28,7 +28,6 @@ def _actor_for(judgement: Any, actor: Actor | None) -> Actor:
 
 def merge_group(
     *,
-    tenant: Tenant,
     neighbours: list[Neighbour],
     judgements: list[Any],
     chosen: int,
@@ -36,20 +35,14 @@ def merge_group(
 ) -> list[int]:
     """The chosen candidate plus every other candidate the judge calls a confident duplicate, minus any
     that a reviewer kept apart from a member already in the group (so a merge never undoes a
-    reviewer's "these are different")."""
-    group = [neighbours[chosen].memory_id]
-    others = [
-        n.memory_id
-        for i, (n, j) in enumerate(zip(neighbours, judgements, strict=True))
-        if i != chosen and j.relation == "duplicate" and j.confidence >= review_below
-    ]
-    if not others:
-        return group
-    apart = kept_apart_pairs(tenant=tenant, memory_ids=[*group, *others])
-    for candidate in others:
-        if all(ordered_pair(candidate, member) not in apart for member in group):
+    reviewer's "these are different"; each candidate comes with its kept-apart partners)."""
+    group = [neighbours[chosen]]
+    for i, (candidate, judgement) in enumerate(zip(neighbours, judgements, strict=True)):
+        if i == chosen or judgement.relation != "duplicate" or judgement.confidence < review_below:
+            continue
+        if all(member.memory_id not in candidate.kept_apart for member in group):
             group.append(candidate)
-    return group
+    return [member.memory_id for member in group]
 
 
 def is_merge(decision: Any) -> bool:
@@ -75,7 +68,6 @@ def merge_new(
     """Merge the (unsaved) new memory with the chosen candidate and its confident duplicates."""
     judgement = decision.judgement
     group = merge_group(
-        tenant=tenant,
         neighbours=neighbours,
         judgements=judgements,
         chosen=decision.index,
