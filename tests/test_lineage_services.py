@@ -50,6 +50,21 @@ def test_the_merge_result_keeps_the_vector_of_the_source_whose_text_it_keeps():
     assert result.embedding_model == stored.embedding_model
 
 
+def test_the_vectors_a_merge_writes_read_back_exactly():
+    """The incoming memory's vector goes as a text literal (services.sql.vector_sql), also for the
+    result that keeps its text: every float32 must come back bit for bit."""
+    tenant = TenantFactory()
+    stored = MemoryFactory(tenant=tenant, text="User likes tea", user_id="u1")
+    vector = (unit_vector(9) / 3.0).astype(np.float32)
+    incoming = memory_build(
+        tenant=tenant, text="User likes green tea in the morning", embedding=vector, user_id="u1"
+    )
+    change = memory_merge(tenant=tenant, memory_ids=[stored.pk], incoming=incoming, relation="refine")
+    for pk in (incoming.pk, change.result_id):
+        assert np.array_equal(np.asarray(Memory.objects.get(pk=pk).embedding, dtype=np.float32), vector)
+    assert incoming.embedding is not None and np.array_equal(incoming.embedding, vector)
+
+
 def test_a_merge_result_of_a_source_without_vector_has_none():
     tenant = TenantFactory()
     short = MemoryFactory(tenant=tenant, text="User likes tea", embedding=unit_vector(1))

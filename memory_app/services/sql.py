@@ -12,20 +12,46 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.db import connection, models
+from django.db.models.expressions import RawSQL
 from django.db.models.sql import InsertQuery
+from pgvector.django import VectorField
+
+
+def vector_sql(vector: np.ndarray) -> RawSQL:
+    """A vector as a text literal: nine significant digits give every float32 back exactly, and
+    formatting them takes ~0.1 ms where pgvector's own conversion takes ~0.4 ms."""
+    text = ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32).tolist())
+    return RawSQL("%s::vector", [f"[{text}]"])
 
 
 def insert_sql(model: type[models.Model], objs: Sequence[models.Model]) -> tuple[str, list[Any]]:
     """One multi-row INSERT of `objs`, as Django's save would write them; the pk column is left to
-    its sequence when no row sets one (as bulk_create does)."""
+    its sequence when no row sets one (as bulk_create does). Vectors go as `vector_sql` literals,
+    each array formatted once even when two rows share it (a merge result keeps the incoming
+    memory's vector); the objects are left as they were."""
     with_pk = any(obj.pk is not None for obj in objs)
     fields = [
         f for f in model._meta.local_concrete_fields if not f.generated and (with_pk or not f.primary_key)
     ]
-    query = InsertQuery(model)
-    query.insert_values(fields, list(objs))
-    [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    literals: dict[int, RawSQL] = {}
+    arrays = []
+    for obj in objs:
+        for field in fields:
+            value = getattr(obj, field.attname)
+            if isinstance(field, VectorField) and isinstance(value, np.ndarray):
+                arrays.append((obj, field.attname, value))
+                if id(value) not in literals:
+                    literals[id(value)] = vector_sql(value)
+                setattr(obj, field.attname, literals[id(value)])
+    try:
+        query = InsertQuery(model)
+        query.insert_values(fields, list(objs))
+        [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+    finally:
+        for obj, attname, value in arrays:
+            setattr(obj, attname, value)
     return sql, list(params)
 
 
