@@ -9,7 +9,7 @@ same server (`memory_bench_store_<rows>`), loaded once with COPY and kept, so te
 run removes what it stored and re-activates what it merged, so reruns start from the same table.
 Single-item stores are timed one request at a time; "batch" stores 50 items per call. Also timed: the
 candidate query alone under each plan. With --json the last line of stdout is one JSON object; results
-are also written to bench/results/store.json.
+are also written to bench/results/store.json (store_quick.json with --quick).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from benchdb import log, use_database
 ROOT = benchenv.ROOT
 
 RESULTS = ROOT / "bench" / "results" / "store.json"
+# A quick run never overwrites the full run's figures (docs/PERFORMANCE.md quotes those).
+RESULTS_QUICK = ROOT / "bench" / "results" / "store_quick.json"
 BATCH = 50
 
 
@@ -272,7 +274,7 @@ def main() -> None:
             f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms; "
             f"bare commit {size['commit']['p50_ms']} ms"
         )
-    benchenv.write_results(RESULTS, report, print_json=args.json)
+    benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, report, print_json=args.json)
 
 
 if __name__ == "__main__":
