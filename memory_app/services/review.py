@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_app.errors import ApplicationError
 from memory_app.models import ClusterMember, DuplicateCluster, KeptApartPair, Memory, Tenant
@@ -18,20 +18,12 @@ def ordered_pair(a: int, b: int) -> tuple[int, int]:
 
 
 def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[int, int]]:
-    """The pairs among `memory_ids` that a reviewer already declared different.
-
-    A plain query (keptapart_pair_unique serves it): every store-time merge of more than two
-    memories asks, and the ORM's query building cost more than the lookup."""
+    """The pairs among `memory_ids` that a reviewer already declared different."""
     ids = list(set(memory_ids))
     if len(ids) < 2:
         return set()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT memory_low_id, memory_high_id FROM {KeptApartPair._meta.db_table} "
-            "WHERE tenant_id = %s AND memory_low_id = ANY(%s) AND memory_high_id = ANY(%s)",
-            [tenant.pk, ids, ids],
-        )
-        return {(int(low), int(high)) for low, high in cursor.fetchall()}
+    rows = KeptApartPair.objects.filter(tenant=tenant, memory_low__in=ids, memory_high__in=ids)
+    return set(rows.values_list("memory_low_id", "memory_high_id"))
 
 
 # No savepoint of its own: the write path calls it inside its transaction (scope lock held), where
