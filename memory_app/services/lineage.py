@@ -20,13 +20,12 @@ from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
-from memory_app.services.lineage_sql import lock_and_reserve, vector_of
+from memory_app.services.lineage_sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
 from memory_app.services.memories import memory_build
 from memory_app.services.sql import execute_all, insert_sql, mark_saved
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")
-SNAPSHOT_EXCLUDE = {"embedding", "search_vector"}
 SCOPE_FIELDS = ("tenant_id", "user_id", "namespace", "kind")
 
 
@@ -43,7 +42,7 @@ def memory_snapshot(memory: Memory) -> dict[str, Any]:
     return {
         f.attname: _jsonable(getattr(memory, f.attname))
         for f in Memory._meta.concrete_fields
-        if f.attname not in SNAPSHOT_EXCLUDE
+        if f.attname not in VECTOR_COLUMNS
     }
 
 

@@ -11,8 +11,10 @@ from django.db.models.expressions import RawSQL
 from memory_app.models import Memory, MemoryChange, Tenant
 
 # Vectors stay in the database: a change needs at most one (the surviving text's), copied there by
-# `vector_of`, and parsing every source's 384 floats cost ~0.2 ms each.
-_LOCK_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in {"embedding", "search_vector"}]
+# `vector_of`, and parsing every source's 384 floats cost ~0.2 ms each. The locked rows are exactly
+# what a snapshot records (services.lineage.memory_snapshot).
+VECTOR_COLUMNS = frozenset({"embedding", "search_vector"})
+_LOCK_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in VECTOR_COLUMNS]
 _LOCK_ATTNAMES = [f.attname for f in _LOCK_FIELDS]
 # Columns whose database value Django converts when it loads a row (JSON arrives as text).
 _CONVERTERS = [(i, f) for i, f in enumerate(_LOCK_FIELDS) if hasattr(f, "from_db_value")]
