@@ -80,7 +80,7 @@ def review_cluster_create(
     [(cluster.pk,)] = execute_all(
         [
             (
-                f"WITH c AS ({cluster_sql} RETURNING id), m AS ("
+                f"WITH c AS ({cluster_sql} RETURNING id), members AS ("
                 f"INSERT INTO {ClusterMember._meta.db_table} (cluster_id, memory_id, distance) "
                 "SELECT c.id, m.memory_id, m.distance FROM c, unnest(%s::bigint[], %s::float8[]) "
                 "AS m(memory_id, distance)) SELECT id FROM c",
