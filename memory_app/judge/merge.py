@@ -72,3 +72,27 @@ def keeps_everything(kept: str, sources: Sequence[str]) -> bool:
     merge drops a value or a name even when the verdict was wrong about the wording.
     """
     return all(not lost_facts(kept, source) for source in sources)
+
+
+def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> bool:
+    """Whether `kept` alone can stand for itself and `other`, given the judge's relation between them.
+
+    A duplicate states what the other states; a refinement states everything the refined text states
+    and more, so only the refining text can stand for both. Either way no number or name may be lost.
+    """
+    if relation == "duplicate" or (relation == "refine" and kept_refines):
+        return not lost_facts(kept, other)
+    return False
+
+
+def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = None) -> str | None:
+    """The text a merge of `new` into `old` keeps, or None when no text can stand for both.
+
+    The judge's own merged text (LLM) first, if it keeps every number and name of both; else the new
+    text for a refinement, `merge_text`'s choice for a duplicate.
+    """
+    if proposed and keeps_everything(proposed, [old, new]):
+        return proposed
+    kept = new if relation == "refine" else merge_text([old, new])
+    other = old if kept == new else new
+    return kept if stands_for(kept, other, relation=relation, kept_refines=kept == new) else None

@@ -15,7 +15,6 @@ from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError
-from memory_app.judge.merge import merge_text
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
@@ -249,7 +248,6 @@ def _post_process(
         dedup_threshold=opts.dedup_threshold,
         dedup_min_confidence=min_confidence,
         judge=judge,
-        merge=merge_text,
         clustering=opts.clustering,
         epsilon=opts.dbscan_epsilon,
         min_points=opts.dbscan_min_points,

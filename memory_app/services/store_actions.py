@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from memory_app.judge.merge import keeps_everything, lost_facts, merge_text
+from memory_app.judge.merge import lost_facts, merge_text, text_for_merge
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
@@ -29,25 +29,21 @@ def _actor_for(judgement: Any, actor: Actor | None) -> Actor:
 
 
 def merge_text_for(*, new_text: str, target: Neighbour, judgement: Any) -> str | None:
-    """The text a merge of the new memory with `target` keeps, or None when no text can stand for both.
-
-    The judge's own merged text (LLM) is tried first, then `merge_text`'s choice of the two texts; a
-    text that drops a number or a name of either source is not a merge (the caller queues the pair).
-    """
-    sources = [target.text, new_text]
-    for text in (judgement.merged_text, merge_text(sources)):
-        if text and keeps_everything(text, sources):
-            return text
-    return None
+    """The text a merge of the new memory with `target` keeps (`judge.merge.text_for_merge`), or None:
+    a text that would drop a number or a name of either source is not a merge (the pair is queued)."""
+    return text_for_merge(
+        new=new_text, old=target.text, relation=judgement.relation, proposed=judgement.merged_text
+    )
 
 
 def unmergeable(decision: Any, *, new_text: str, target: Neighbour) -> Any:
     """A merge verdict whose text would lose a fact becomes a review of the pair: both stay active."""
-    kept = merge_text([target.text, new_text])
+    relation = decision.judgement.relation
+    kept = new_text if relation == "refine" else merge_text([target.text, new_text])
     lost = lost_facts(kept, target.text) + lost_facts(kept, new_text)
     judgement = replace(
         decision.judgement,
-        reason=f"{decision.judgement.relation} verdict, but one text would lose {', '.join(lost)}",
+        reason=f"{relation} verdict, but one text would lose {', '.join(lost)}",
     )
     return replace(decision, action="review", judgement=judgement)
 
