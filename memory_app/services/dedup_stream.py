@@ -62,6 +62,7 @@ def stream_store(
     vectors: Any,
     scope: str,
     options: StoreOptions,
+    judge: Any = None,
     progress: Progress = _no_progress,
     label: str = "storing",
 ) -> StreamRun:
@@ -79,7 +80,7 @@ def stream_store(
             metadata={"dia_ids": sorted(fact.dia_ids)},
             embedding=vector,
         )
-        [outcome] = memory_store(tenant=tenant, items=[item], options=options)
+        [outcome] = memory_store(tenant=tenant, items=[item], options=options, judge=judge)
         _track(dia_ids, outcome, fact)
         outcomes.append(outcome)
     return StreamRun(tenant, outcomes, dia_ids, time.perf_counter() - started)
@@ -135,8 +136,15 @@ def evaluate_stream(
     judge: str | None = None,
     progress: Progress = _no_progress,
 ) -> dict[str, Any]:
-    """Both passes (dedup on, dedup off) in scratch tenants that are deleted afterwards, even on error."""
+    """Both passes (dedup on, dedup off) in scratch tenants that are deleted afterwards, even on error.
+
+    With the LLM judge, one instance serves the whole run (the store would make one per item) so
+    the report can say how often it fell back to the offline judge.
+    """
     from memory_app.embeddings import embed_texts
+    from memory_app.judge.llm import LLMJudge
+
+    llm = LLMJudge() if judge == "llm" else None
 
     vectors = embed_texts([f.text for f in facts]) if facts else []
     tenants = [
@@ -152,6 +160,7 @@ def evaluate_stream(
             vectors=vectors,
             scope=scope,
             options=StoreOptions(judge=judge),
+            judge=llm,
             progress=progress,
             label="storing (dedup)",
         )
@@ -188,6 +197,8 @@ def evaluate_stream(
             run=plain, questions=questions, progress=progress, label="search (no dedup)"
         )
         report.update({f"{key}_no_dedup": value for key, value in plain_recall.items()})
+        if llm is not None:
+            report.update(llm_calls=llm.calls, llm_fallbacks=llm.fallbacks)
         report["merges"] = merge_examples(dedup, facts)
     finally:
         for tenant in tenants:
