@@ -40,7 +40,7 @@ __all__ = [
 class SearchHit:
     memory: Memory  # the best-ranked member (its row, without the vector)
     score: float
-    text: str  # display text: the memory's text, or a dedup group's merged text
+    text: str  # display text: the best-ranked member's own text (also for a dedup group)
     member_ids: list[int]  # every memory this entry stands for, best first (one unless deduplicated)
     cluster: int | None = None  # DBSCAN label among the results; None for noise or when off
     vector_score: float | None = None  # cosine similarity to the query
