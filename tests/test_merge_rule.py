@@ -19,6 +19,8 @@ def test_names_are_capitalised_words_that_do_not_open_a_sentence():
         ("The user is aiming for a body mass index of 23", "User's target BMI is 23"),
         ("Gina lost her job at Door Dash during the month.", "Gina lost her job at Door Dash."),
         ("User has a dog called Rex, a black labrador", "User has a dog"),
+        ("Their rental agreement expires 2025-08-31", "User's lease ends on August 31, 2025"),
+        ("At sea level, water boils at 100 degrees Celsius", "Water boils at 100°C at sea level"),
     ],
 )
 def test_a_text_that_restates_every_value_and_name_keeps_everything(kept, source):

@@ -41,14 +41,17 @@ def names(text: str) -> frozenset[str]:
         word = match.group(0).rstrip("'-")
         before = text[: match.start()]
         opens_sentence = not before.strip() or bool(_SENTENCE_END.search(before))
-        if word[0].isupper() and not opens_sentence and word.casefold() not in lexicon.STOPWORDS:
+        # One letter is a unit or an initial ("37°C", "J. Smith"), not a name a merge must keep.
+        named = len(word) > 1 and word[0].isupper() and word.casefold() not in lexicon.STOPWORDS
+        if named and not opens_sentence:
             found.add(word.removesuffix("'s"))
     return frozenset(found)
 
 
 def _name_kept(name: str, kept: str) -> bool:
     """The name itself (or its stem) is in the kept text, or an acronym ("BMI") spelled out there."""
-    words = [w.removesuffix("'s").casefold() for w in _WORD.findall(kept)]
+    # The normalised tokens too: they spell an ISO date's month out ("2025-08-31" -> "august").
+    words = [w.removesuffix("'s").casefold() for w in _WORD.findall(kept)] + list(tn.raw_tokens(kept))
     folded = name.casefold()
     if folded in words or tn.stem(folded) in {tn.stem(w) for w in words}:
         return True
