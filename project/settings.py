@@ -192,11 +192,24 @@ OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
     "OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST", 300_000, minimum=8192, maximum=300_000
 )
 # Our retries (the SDK's are off): 429, 5xx, timeouts; exponential backoff from this base.
-OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 4, minimum=0, maximum=10)
+OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 2, minimum=0, maximum=10)
+# Embeddings are on the request path: a provider that does not answer within this is failed (and
+# retried), far below OPENAI_TIMEOUT_SECONDS, which the LLM judge's longer calls use.
+OPENAI_EMBEDDING_TIMEOUT_SECONDS = env_float(
+    "OPENAI_EMBEDDING_TIMEOUT_SECONDS", 5.0, minimum=0.1, maximum=600.0
+)
 OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
     "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
 )
 EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
+# Memories stored while the provider was down get their vectors from a task; the sweep re-queues
+# any still pending this often, this many at a time.
+EMBEDDING_SWEEP_INTERVAL_MINUTES = env_int("EMBEDDING_SWEEP_INTERVAL_MINUTES", 10, minimum=1, maximum=100_000)
+EMBEDDING_SWEEP_BATCH = env_int("EMBEDDING_SWEEP_BATCH", 1000, minimum=1, maximum=1_000_000)
+# A provider that failed this many requests in a row is not called for EMBEDDING_BREAKER_SECONDS:
+# requests degrade at once (search full text only, stores pending) instead of waiting on it.
+EMBEDDING_BREAKER_FAILURES = env_int("EMBEDDING_BREAKER_FAILURES", 1, minimum=1, maximum=1000)
+EMBEDDING_BREAKER_SECONDS = env_float("EMBEDDING_BREAKER_SECONDS", 30.0, minimum=0.0, maximum=3600.0)
 # Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
 EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
 SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)

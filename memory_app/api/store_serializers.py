@@ -93,6 +93,10 @@ class StoreOutcomeSerializer(serializers.Serializer):
     cluster_id = serializers.IntegerField(allow_null=True, help_text="review cluster when queued")
     relation = serializers.CharField(allow_null=True)
     confidence = serializers.FloatField(allow_null=True)
+    embedding_pending = serializers.BooleanField(
+        help_text="stored without a vector (embedding provider down); a task fills it in shortly"
+    )
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="what did not go as usual")
     memory = MemoryOutputSerializer(allow_null=True)
 
 

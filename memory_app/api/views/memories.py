@@ -82,11 +82,21 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
     )
     return [
         StoreOutcomeSerializer(
-            {**o.__dict__, "related_ids": list(o.related_ids), "memory": memories.get(o.memory_id)}
+            {
+                **o.__dict__,
+                "related_ids": list(o.related_ids),
+                "memory": memories.get(o.memory_id),
+                "warnings": [EMBEDDING_PENDING_WARNING] if o.embedding_pending else [],
+            }
         ).data
         for o in outcomes
     ]
 
+
+EMBEDDING_PENDING_WARNING = (
+    "embedding_pending: the embedding provider is unavailable; the memory is stored and found by "
+    "full text now, by vector search once its embedding is filled in"
+)
 
 STORE_REQUEST = PolymorphicProxySerializer(
     component_name="MemoryStore",

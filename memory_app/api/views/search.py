@@ -86,6 +86,10 @@ class MemorySearchApi(APIView):
         mode = serializers.CharField()
         count = serializers.IntegerField()
         results = SearchHitSerializer(many=True)
+        degraded = serializers.ListField(
+            child=serializers.CharField(),
+            help_text='what this search could not do, e.g. "query_embedding_failed: fulltext only"',
+        )
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
     def post(self, request: Request) -> Response:
@@ -104,7 +108,12 @@ class MemorySearchApi(APIView):
             mode=values["mode"],
             options=options,
         )
-        body = {"mode": result.mode, "count": len(result.hits), "results": result.hits}
+        body = {
+            "mode": result.mode,
+            "count": len(result.hits),
+            "results": result.hits,
+            "degraded": result.degraded,
+        }
         return Response(self.OutputSerializer(body).data)
 
 
