@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Size limit, path ids and JSON error bodies for /api/ (memory_app/api/guard.py).
+    "memory_app.api.guard.ApiGuardMiddleware",
     # Serves collected static files (the admin's) from gunicorn in the container deployment.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -103,11 +105,20 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # --- REST API -------------------------------------------------------------------------------
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50, minimum=1, maximum=1000)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 500, minimum=1, maximum=10000)
+# The largest request body the API takes (a 413 with a JSON error above it). Large enough for a
+# session append of several MB; Django's own form-data limit follows it.
+API_MAX_REQUEST_BYTES = env_int("API_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3)
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_REQUEST_BYTES
+# JSON nested deeper than this is a 400 (real payloads are a few levels deep).
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=4, maximum=1000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memory_app.api.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memory_app.api.auth.HasTenant"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "memory_app.api.auth.HasTenant",
+        "memory_app.api.strict.StrictQueryParams",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memory_app.api.strict.DepthLimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_app.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,

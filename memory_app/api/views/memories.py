@@ -18,6 +18,7 @@ from memory_app.api.store_serializers import (
     StoreOptionsSerializer,
     StoreOutcomeSerializer,
 )
+from memory_app.api.strict import StrictSerializer
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
@@ -26,7 +27,7 @@ from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 
-class MemoryListFilterSerializer(serializers.Serializer):
+class MemoryListFilterSerializer(StrictSerializer):
     user_id = serializers.CharField(required=False, max_length=255)
     agent_id = serializers.CharField(required=False, max_length=255)
     namespace = serializers.CharField(required=False, max_length=255)

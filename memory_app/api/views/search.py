@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.selectors.injection import memory_context
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
@@ -20,7 +21,7 @@ from memory_app.selectors.search_options import MODES
 MAX_QUERY_CHARS = 4000
 
 
-class SearchFilterSerializer(serializers.Serializer):
+class SearchFilterSerializer(StrictSerializer):
     user_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     agent_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     namespace = serializers.CharField(required=False, max_length=255)
@@ -69,7 +70,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -125,7 +126,7 @@ class ContextFactSerializer(serializers.Serializer):
     member_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-class MessageSerializer(serializers.Serializer):
+class MessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
     content = serializers.CharField(max_length=20_000, allow_blank=True)
 
@@ -133,7 +134,7 @@ class MessageSerializer(serializers.Serializer):
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )

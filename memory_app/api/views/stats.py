@@ -8,10 +8,11 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.selectors.embedding_stats import embedding_stats
 
 
-class EmbeddingStatsFilterSerializer(serializers.Serializer):
+class EmbeddingStatsFilterSerializer(StrictSerializer):
     model = serializers.CharField(required=False, max_length=200)
 
 
