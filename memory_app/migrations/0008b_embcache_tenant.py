@@ -121,7 +121,9 @@ class Migration(migrations.Migration):
         migrations.RunPython(rekey, migrations.RunPython.noop, elidable=True),
         migrations.AddIndex(
             model_name="embeddingcacheentry",
-            index=models.Index(fields=["tenant", "model", "normalized_hash"], name="embcache_tenant_norm_idx"),
+            index=models.Index(
+                fields=["tenant", "model", "normalized_hash"], name="embcache_tenant_norm_idx"
+            ),
         ),
         migrations.AddConstraint(
             model_name="embeddingcacheentry",
