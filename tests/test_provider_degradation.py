@@ -121,3 +121,9 @@ def test_the_sweep_fills_memories_left_pending(tenant_a, provider_down):
     assert memory_embeddings_sweep.apply().get() == 1
     assert Memory.objects.get(pk=memory_id).embedding is not None
     assert memory_embeddings_sweep.apply().get() == 0
+
+
+def test_context_for_injection_says_when_its_search_was_degraded(tenant_a, provider_down):
+    response = tenant_a.client.post("/api/v1/context", {"query": "what does the user do"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["degraded"] == ["query_embedding_failed: fulltext only"]

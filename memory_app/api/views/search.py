@@ -149,6 +149,7 @@ class ContextApi(APIView):
         tokens = serializers.IntegerField()
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
+        degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
     def post(self, request: Request) -> Response:
@@ -164,5 +165,11 @@ class ContextApi(APIView):
             max_tokens=values.get("max_tokens"),
             model=values.get("model") or None,
         )
-        body = {"context": result.text, "tokens": result.tokens, "query": result.query, "facts": result.facts}
+        body = {
+            "context": result.text,
+            "tokens": result.tokens,
+            "query": result.query,
+            "facts": result.facts,
+            "degraded": list(result.degraded),
+        }
         return Response(self.OutputSerializer(body).data)
