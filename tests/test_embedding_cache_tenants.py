@@ -115,3 +115,38 @@ def test_after_deletion_another_tenant_still_learns_nothing(tenant_a, tenant_b):
     embedding_stats_flush()
     (row,) = tenant_b.client.get(STATS).json()["models"]
     assert row["exact_hits"] == 0 and row["misses"] == 1
+
+
+def test_the_migration_rekeys_rows_of_stored_texts_per_tenant_and_drops_the_rest():
+    import importlib
+
+    import numpy as np
+    from django.apps import apps
+    from django.db import connection
+
+    from tests.factories import MemoryFactory, unit_vector
+
+    migration = importlib.import_module("memory_app.migrations.0008b_embcache_tenant")
+    a, b = TenantFactory(), TenantFactory()
+    MemoryFactory(tenant=a, text=SECRET_TEXT)
+    MemoryFactory(tenant=b, text=SECRET_TEXT)
+    legacy = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731 (the old key)
+    for text, seed in ((SECRET_TEXT, 1), ("a deleted text or a query", 2)):
+        EmbeddingCacheEntry.objects.create(
+            model="m", content_hash=legacy(text), normalized_hash=legacy(text), embedding=unit_vector(seed)
+        )
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection  # type: ignore[attr-defined]
+    migration.rekey(apps, editor)
+    assert not EmbeddingCacheEntry.objects.filter(tenant__isnull=True).exists()
+    for tenant in (a, b):
+        keys = CacheKeys.of(tenant.pk)
+        row = EmbeddingCacheEntry.objects.get(tenant=tenant)
+        assert row.content_hash == keys.exact(SECRET_TEXT) and row.normalized_hash == keys.normalized(
+            SECRET_TEXT
+        )
+        np.testing.assert_allclose(np.asarray(row.embedding), unit_vector(1), atol=1e-6)
