@@ -44,9 +44,10 @@ def test_install_schedule_is_a_dry_run_by_default_and_idempotent_with_apply() ->
         "memory.review_detection_periodic": 720,
         "memory.expiry_run": 60,
         "memory.search_indexes_periodic": 1440,
+        "memory.embeddings_sweep": 10,
     }
-    assert run("install_schedule", "--apply").count("(unchanged)") == 4
-    assert PeriodicTask.objects.filter(name__startswith="memory:").count() == 4
+    assert run("install_schedule", "--apply").count("(unchanged)") == 5
+    assert PeriodicTask.objects.filter(name__startswith="memory:").count() == 5
 
 
 @pytest.mark.django_db
