@@ -12,6 +12,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -21,871 +22,405 @@ class Migration(migrations.Migration):
     operations = [
         pgvector.django.VectorExtension(),
         migrations.CreateModel(
-            name="EmbeddingCacheEntry",
+            name='EmbeddingCacheEntry',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("model", models.CharField(max_length=200)),
-                ("dimensions", models.IntegerField(default=384)),
-                ("content_hash", models.CharField(help_text="SHA-256 of the exact text", max_length=64)),
-                (
-                    "normalized_hash",
-                    models.CharField(help_text="SHA-256 of the normalised text", max_length=64),
-                ),
-                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
-                (
-                    "proxy_embedding",
-                    pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True),
-                ),
-                ("token_count", models.IntegerField(default=0)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("last_hit_at", models.DateTimeField(blank=True, null=True)),
-                ("hit_count", models.IntegerField(default=0)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('model', models.CharField(max_length=200)),
+                ('dimensions', models.IntegerField(default=384)),
+                ('content_hash', models.CharField(help_text='SHA-256 of the exact text', max_length=64)),
+                ('normalized_hash', models.CharField(help_text='SHA-256 of the normalised text', max_length=64)),
+                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
+                ('proxy_embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
+                ('token_count', models.IntegerField(default=0)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('last_hit_at', models.DateTimeField(blank=True, null=True)),
+                ('hit_count', models.IntegerField(default=0)),
             ],
             options={
-                "indexes": [
-                    models.Index(fields=["model", "normalized_hash"], name="embcache_model_norm_idx"),
-                    pgvector.django.indexes.HnswIndex(
-                        ef_construction=64,
-                        fields=["proxy_embedding"],
-                        m=16,
-                        name="embcache_proxy_hnsw",
-                        opclasses=["vector_cosine_ops"],
-                    ),
-                ],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("model", "content_hash"), name="embcache_model_hash_unique"
-                    )
-                ],
+                'indexes': [models.Index(fields=['model', 'normalized_hash'], name='embcache_model_norm_idx'), pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['proxy_embedding'], m=16, name='embcache_proxy_hnsw', opclasses=['vector_cosine_ops'])],
+                'constraints': [models.UniqueConstraint(fields=('model', 'content_hash'), name='embcache_model_hash_unique')],
             },
         ),
         migrations.CreateModel(
-            name="EmbeddingCacheStats",
+            name='EmbeddingCacheStats',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("model", models.CharField(max_length=200)),
-                ("exact_hits", models.BigIntegerField(default=0)),
-                ("normalized_hits", models.BigIntegerField(default=0)),
-                ("near_hits", models.BigIntegerField(default=0)),
-                ("misses", models.BigIntegerField(default=0)),
-                ("provider_calls", models.BigIntegerField(default=0)),
-                ("tokens_embedded", models.BigIntegerField(default=0)),
-                ("tokens_avoided", models.BigIntegerField(default=0)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('model', models.CharField(max_length=200)),
+                ('exact_hits', models.BigIntegerField(default=0)),
+                ('normalized_hits', models.BigIntegerField(default=0)),
+                ('near_hits', models.BigIntegerField(default=0)),
+                ('misses', models.BigIntegerField(default=0)),
+                ('provider_calls', models.BigIntegerField(default=0)),
+                ('tokens_embedded', models.BigIntegerField(default=0)),
+                ('tokens_avoided', models.BigIntegerField(default=0)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "verbose_name_plural": "embedding cache stats",
-                "constraints": [models.UniqueConstraint(fields=("model",), name="embstats_model_unique")],
+                'verbose_name_plural': 'embedding cache stats',
+                'constraints': [models.UniqueConstraint(fields=('model',), name='embstats_model_unique')],
             },
         ),
         migrations.CreateModel(
-            name="Memory",
+            name='Memory',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[("episodic", "Episodic"), ("semantic", "Semantic")],
-                        default="episodic",
-                        max_length=16,
-                    ),
-                ),
-                ("user_id", models.CharField(blank=True, default="", max_length=255)),
-                ("agent_id", models.CharField(blank=True, default="", max_length=255)),
-                ("namespace", models.CharField(default="default", max_length=255)),
-                ("session_id", models.CharField(blank=True, default="", max_length=255)),
-                ("text", models.TextField()),
-                ("text_hash", models.CharField(help_text="SHA-256 of the normalised text", max_length=64)),
-                ("embedding", pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ("embedding_model", models.CharField(blank=True, default="", max_length=200)),
-                (
-                    "search_vector",
-                    models.GeneratedField(
-                        db_persist=True,
-                        expression=django.contrib.postgres.search.CombinedSearchVector(
-                            django.contrib.postgres.search.SearchVector("text", config="english", weight="A"),
-                            "||",
-                            django.contrib.postgres.search.SearchVector(
-                                "context", config="english", weight="B"
-                            ),
-                            django.contrib.postgres.search.SearchConfig("english"),
-                        ),
-                        output_field=django.contrib.postgres.search.SearchVectorField(),
-                    ),
-                ),
-                (
-                    "topics",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.CharField(max_length=100), blank=True, default=list, size=None
-                    ),
-                ),
-                (
-                    "entities",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.CharField(max_length=200), blank=True, default=list, size=None
-                    ),
-                ),
-                ("event_type", models.CharField(blank=True, default="", max_length=100)),
-                ("event_date", models.DateTimeField(blank=True, null=True)),
-                ("context", models.TextField(blank=True, default="")),
-                ("category", models.CharField(blank=True, default="", max_length=100)),
-                ("fact_type", models.CharField(blank=True, default="", max_length=100)),
-                ("source", models.CharField(blank=True, default="", max_length=500)),
-                ("metadata", models.JSONField(blank=True, default=dict)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("last_accessed_at", models.DateTimeField(blank=True, null=True)),
-                ("expires_at", models.DateTimeField(blank=True, null=True)),
-                ("pinned", models.BooleanField(default=False)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[("active", "Active"), ("superseded", "Superseded"), ("deleted", "Deleted")],
-                        default="active",
-                        max_length=16,
-                    ),
-                ),
-                ("access_count", models.IntegerField(default=0)),
-                ("helpful_count", models.IntegerField(default=0)),
-                ("harmful_count", models.IntegerField(default=0)),
-                ("confidence", models.FloatField(default=0.5)),
-                (
-                    "superseded_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="supersedes",
-                        to="memory_app.memory",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('kind', models.CharField(choices=[('episodic', 'Episodic'), ('semantic', 'Semantic')], default='episodic', max_length=16)),
+                ('user_id', models.CharField(blank=True, default='', max_length=255)),
+                ('agent_id', models.CharField(blank=True, default='', max_length=255)),
+                ('namespace', models.CharField(default='default', max_length=255)),
+                ('session_id', models.CharField(blank=True, default='', max_length=255)),
+                ('text', models.TextField()),
+                ('text_hash', models.CharField(help_text='SHA-256 of the normalised text', max_length=64)),
+                ('embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
+                ('embedding_model', models.CharField(blank=True, default='', max_length=200)),
+                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.CombinedSearchVector(django.contrib.postgres.search.SearchVector('text', config='english', weight='A'), '||', django.contrib.postgres.search.SearchVector('context', config='english', weight='B'), django.contrib.postgres.search.SearchConfig('english')), output_field=django.contrib.postgres.search.SearchVectorField())),
+                ('topics', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=100), blank=True, default=list, size=None)),
+                ('entities', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=200), blank=True, default=list, size=None)),
+                ('event_type', models.CharField(blank=True, default='', max_length=100)),
+                ('event_date', models.DateTimeField(blank=True, null=True)),
+                ('context', models.TextField(blank=True, default='')),
+                ('category', models.CharField(blank=True, default='', max_length=100)),
+                ('fact_type', models.CharField(blank=True, default='', max_length=100)),
+                ('source', models.CharField(blank=True, default='', max_length=500)),
+                ('metadata', models.JSONField(blank=True, default=dict)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('last_accessed_at', models.DateTimeField(blank=True, null=True)),
+                ('expires_at', models.DateTimeField(blank=True, null=True)),
+                ('pinned', models.BooleanField(default=False)),
+                ('status', models.CharField(choices=[('active', 'Active'), ('superseded', 'Superseded'), ('deleted', 'Deleted')], default='active', max_length=16)),
+                ('access_count', models.IntegerField(default=0)),
+                ('helpful_count', models.IntegerField(default=0)),
+                ('harmful_count', models.IntegerField(default=0)),
+                ('confidence', models.FloatField(default=0.5)),
+                ('superseded_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='supersedes', to='memory_app.memory')),
             ],
             options={
-                "verbose_name_plural": "memories",
+                'verbose_name_plural': 'memories',
             },
         ),
         migrations.CreateModel(
-            name="EpisodicMemory",
-            fields=[],
-            options={
-                "verbose_name": "episodic memory",
-                "verbose_name_plural": "episodic memories",
-                "proxy": True,
-                "indexes": [],
-                "constraints": [],
-            },
-            bases=("memory_app.memory",),
-        ),
-        migrations.CreateModel(
-            name="SemanticMemory",
-            fields=[],
-            options={
-                "verbose_name": "semantic memory",
-                "verbose_name_plural": "semantic memories",
-                "proxy": True,
-                "indexes": [],
-                "constraints": [],
-            },
-            bases=("memory_app.memory",),
-        ),
-        migrations.CreateModel(
-            name="Tenant",
+            name='EpisodicMemory',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=200)),
-                ("slug", models.SlugField(max_length=100)),
-                ("is_active", models.BooleanField(default=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                "constraints": [models.UniqueConstraint(fields=("slug",), name="tenant_slug_unique")],
+                'verbose_name': 'episodic memory',
+                'verbose_name_plural': 'episodic memories',
+                'proxy': True,
+                'indexes': [],
+                'constraints': [],
+            },
+            bases=('memory_app.memory',),
+        ),
+        migrations.CreateModel(
+            name='SemanticMemory',
+            fields=[
+            ],
+            options={
+                'verbose_name': 'semantic memory',
+                'verbose_name_plural': 'semantic memories',
+                'proxy': True,
+                'indexes': [],
+                'constraints': [],
+            },
+            bases=('memory_app.memory',),
+        ),
+        migrations.CreateModel(
+            name='Tenant',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=200)),
+                ('slug', models.SlugField(max_length=100)),
+                ('is_active', models.BooleanField(default=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+            ],
+            options={
+                'constraints': [models.UniqueConstraint(fields=('slug',), name='tenant_slug_unique')],
             },
         ),
         migrations.CreateModel(
-            name="MemoryChange",
+            name='MemoryChange',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "operation",
-                    models.CharField(choices=[("merge", "Merge"), ("supersede", "Supersede")], max_length=16),
-                ),
-                (
-                    "relation",
-                    models.CharField(
-                        choices=[
-                            ("duplicate", "Duplicate"),
-                            ("refine", "Refine"),
-                            ("update", "Update"),
-                            ("manual", "Manual"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "actor_type",
-                    models.CharField(
-                        choices=[("system", "System"), ("llm", "LLM"), ("user", "Staff user")],
-                        default="system",
-                        max_length=16,
-                    ),
-                ),
-                ("reason", models.TextField(blank=True, default="")),
-                ("confidence", models.FloatField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("undone_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "actor_user",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "result",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="produced_by",
-                        to="memory_app.memory",
-                    ),
-                ),
-                (
-                    "undone_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memory_changes",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('operation', models.CharField(choices=[('merge', 'Merge'), ('supersede', 'Supersede')], max_length=16)),
+                ('relation', models.CharField(choices=[('duplicate', 'Duplicate'), ('refine', 'Refine'), ('update', 'Update'), ('manual', 'Manual')], max_length=16)),
+                ('actor_type', models.CharField(choices=[('system', 'System'), ('llm', 'LLM'), ('user', 'Staff user')], default='system', max_length=16)),
+                ('reason', models.TextField(blank=True, default='')),
+                ('confidence', models.FloatField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('undone_at', models.DateTimeField(blank=True, null=True)),
+                ('actor_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('result', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='produced_by', to='memory_app.memory')),
+                ('undone_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memory_changes', to='memory_app.tenant')),
             ],
         ),
         migrations.AddField(
-            model_name="memory",
-            name="tenant",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE, related_name="memories", to="memory_app.tenant"
-            ),
+            model_name='memory',
+            name='tenant',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memory_app.tenant'),
         ),
         migrations.CreateModel(
-            name="MaintenanceJob",
+            name='MaintenanceJob',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[
-                            ("compaction", "Compaction"),
-                            ("reindex", "Reindex"),
-                            ("expiry", "Expiry"),
-                            ("review_detection", "Review-queue detection"),
-                        ],
-                        max_length=32,
-                    ),
-                ),
-                ("params", models.JSONField(blank=True, default=dict)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("done", "Done"),
-                            ("failed", "Failed"),
-                            ("cancelled", "Cancelled"),
-                        ],
-                        default="queued",
-                        max_length=16,
-                    ),
-                ),
-                ("cursor", models.JSONField(blank=True, default=dict)),
-                ("stats", models.JSONField(blank=True, default=dict)),
-                ("error", models.TextField(blank=True, default="")),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="jobs",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('kind', models.CharField(choices=[('compaction', 'Compaction'), ('reindex', 'Reindex'), ('expiry', 'Expiry'), ('review_detection', 'Review-queue detection')], max_length=32)),
+                ('params', models.JSONField(blank=True, default=dict)),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=16)),
+                ('cursor', models.JSONField(blank=True, default=dict)),
+                ('stats', models.JSONField(blank=True, default=dict)),
+                ('error', models.TextField(blank=True, default='')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
+                ('tenant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='memory_app.tenant')),
             ],
         ),
         migrations.CreateModel(
-            name="KeptApartPair",
+            name='KeptApartPair',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "memory_high",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="memory_app.memory"
-                    ),
-                ),
-                (
-                    "memory_low",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="memory_app.memory"
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="kept_apart_pairs",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('memory_high', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memory_app.memory')),
+                ('memory_low', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memory_app.memory')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='kept_apart_pairs', to='memory_app.tenant')),
             ],
         ),
         migrations.CreateModel(
-            name="DuplicateCluster",
+            name='DuplicateCluster',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("user_id", models.CharField(blank=True, default="", max_length=255)),
-                ("namespace", models.CharField(default="default", max_length=255)),
-                ("kind", models.CharField(default="episodic", max_length=16)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("pending", "Pending"),
-                            ("merged", "Merged"),
-                            ("kept_apart", "Kept apart"),
-                            ("split", "Split"),
-                            ("superseded", "Marked as update"),
-                        ],
-                        default="pending",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "origin",
-                    models.CharField(
-                        choices=[
-                            ("store", "Store-time dedup"),
-                            ("compaction", "Background compaction"),
-                            ("manual", "Manual"),
-                        ],
-                        default="store",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "verdict",
-                    models.CharField(blank=True, default="", help_text="the judge's relation", max_length=16),
-                ),
-                ("confidence", models.FloatField(blank=True, null=True)),
-                ("max_distance", models.FloatField(blank=True, null=True)),
-                ("reason", models.TextField(blank=True, default="")),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("resolved_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "resolved_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "changes",
-                    models.ManyToManyField(blank=True, related_name="clusters", to="memory_app.memorychange"),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="duplicate_clusters",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('user_id', models.CharField(blank=True, default='', max_length=255)),
+                ('namespace', models.CharField(default='default', max_length=255)),
+                ('kind', models.CharField(default='episodic', max_length=16)),
+                ('status', models.CharField(choices=[('pending', 'Pending'), ('merged', 'Merged'), ('kept_apart', 'Kept apart'), ('split', 'Split'), ('superseded', 'Marked as update')], default='pending', max_length=16)),
+                ('origin', models.CharField(choices=[('store', 'Store-time dedup'), ('compaction', 'Background compaction'), ('manual', 'Manual')], default='store', max_length=16)),
+                ('verdict', models.CharField(blank=True, default='', help_text="the judge's relation", max_length=16)),
+                ('confidence', models.FloatField(blank=True, null=True)),
+                ('max_distance', models.FloatField(blank=True, null=True)),
+                ('reason', models.TextField(blank=True, default='')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('resolved_at', models.DateTimeField(blank=True, null=True)),
+                ('resolved_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('changes', models.ManyToManyField(blank=True, related_name='clusters', to='memory_app.memorychange')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='duplicate_clusters', to='memory_app.tenant')),
             ],
         ),
         migrations.CreateModel(
-            name="ConversationSession",
+            name='ConversationSession',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("session_id", models.CharField(max_length=255)),
-                ("user_id", models.CharField(blank=True, default="", max_length=255)),
-                ("agent_id", models.CharField(blank=True, default="", max_length=255)),
-                ("summary", models.TextField(blank=True, default="")),
-                ("trimmed_count", models.IntegerField(default=0)),
-                ("token_count", models.IntegerField(default=0)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("expires_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="sessions",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('session_id', models.CharField(max_length=255)),
+                ('user_id', models.CharField(blank=True, default='', max_length=255)),
+                ('agent_id', models.CharField(blank=True, default='', max_length=255)),
+                ('summary', models.TextField(blank=True, default='')),
+                ('trimmed_count', models.IntegerField(default=0)),
+                ('token_count', models.IntegerField(default=0)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('expires_at', models.DateTimeField(blank=True, null=True)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='memory_app.tenant')),
             ],
         ),
         migrations.CreateModel(
-            name="ApiKey",
+            name='ApiKey',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(blank=True, default="", max_length=200)),
-                ("prefix", models.CharField(max_length=16)),
-                ("key_hash", models.CharField(max_length=64)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("last_used_at", models.DateTimeField(blank=True, null=True)),
-                ("revoked_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="api_keys",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(blank=True, default='', max_length=200)),
+                ('prefix', models.CharField(max_length=16)),
+                ('key_hash', models.CharField(max_length=64)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('last_used_at', models.DateTimeField(blank=True, null=True)),
+                ('revoked_at', models.DateTimeField(blank=True, null=True)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to='memory_app.tenant')),
             ],
             options={
-                "verbose_name": "API key",
+                'verbose_name': 'API key',
             },
         ),
         migrations.CreateModel(
-            name="AgentProfile",
+            name='AgentProfile',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("agent_id", models.CharField(max_length=255)),
-                ("name", models.CharField(blank=True, default="", max_length=200)),
-                ("config", models.JSONField(blank=True, default=dict)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="agent_profiles",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('agent_id', models.CharField(max_length=255)),
+                ('name', models.CharField(blank=True, default='', max_length=200)),
+                ('config', models.JSONField(blank=True, default=dict)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agent_profiles', to='memory_app.tenant')),
             ],
         ),
         migrations.CreateModel(
-            name="ClusterMember",
+            name='ClusterMember',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "distance",
-                    models.FloatField(
-                        blank=True, help_text="cosine distance to the cluster's first member", null=True
-                    ),
-                ),
-                (
-                    "cluster",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="members",
-                        to="memory_app.duplicatecluster",
-                    ),
-                ),
-                (
-                    "memory",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="cluster_memberships",
-                        to="memory_app.memory",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('distance', models.FloatField(blank=True, help_text="cosine distance to the cluster's first member", null=True)),
+                ('cluster', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='members', to='memory_app.duplicatecluster')),
+                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cluster_memberships', to='memory_app.memory')),
             ],
             options={
-                "indexes": [models.Index(fields=["memory"], name="clustermember_memory_idx")],
-                "constraints": [
-                    models.UniqueConstraint(fields=("cluster", "memory"), name="clustermember_unique")
-                ],
+                'indexes': [models.Index(fields=['memory'], name='clustermember_memory_idx')],
+                'constraints': [models.UniqueConstraint(fields=('cluster', 'memory'), name='clustermember_unique')],
             },
         ),
         migrations.CreateModel(
-            name="MemoryChangeSource",
+            name='MemoryChangeSource',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("snapshot", models.JSONField(default=dict)),
-                (
-                    "change",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="sources",
-                        to="memory_app.memorychange",
-                    ),
-                ),
-                (
-                    "memory",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="source_of",
-                        to="memory_app.memory",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('snapshot', models.JSONField(default=dict)),
+                ('change', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sources', to='memory_app.memorychange')),
+                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='source_of', to='memory_app.memory')),
             ],
             options={
-                "indexes": [models.Index(fields=["memory"], name="changesource_memory_idx")],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("change", "memory"), name="changesource_change_memory_unique"
-                    )
-                ],
+                'indexes': [models.Index(fields=['memory'], name='changesource_memory_idx')],
+                'constraints': [models.UniqueConstraint(fields=('change', 'memory'), name='changesource_change_memory_unique')],
             },
         ),
         migrations.CreateModel(
-            name="SessionMessage",
+            name='SessionMessage',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("position", models.IntegerField()),
-                (
-                    "role",
-                    models.CharField(
-                        choices=[
-                            ("user", "User"),
-                            ("assistant", "Assistant"),
-                            ("system", "System"),
-                            ("tool", "Tool"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                ("content", models.TextField()),
-                ("token_count", models.IntegerField(default=0)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "session",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="messages",
-                        to="memory_app.conversationsession",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('position', models.IntegerField()),
+                ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant'), ('system', 'System'), ('tool', 'Tool')], max_length=16)),
+                ('content', models.TextField()),
+                ('token_count', models.IntegerField(default=0)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='memory_app.conversationsession')),
             ],
             options={
-                "ordering": ["position"],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("session", "position"), name="message_session_position_unique"
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(("token_count__gte", 0)), name="message_tokens_nonneg"
-                    ),
-                ],
+                'ordering': ['position'],
+                'constraints': [models.UniqueConstraint(fields=('session', 'position'), name='message_session_position_unique'), models.CheckConstraint(condition=models.Q(('token_count__gte', 0)), name='message_tokens_nonneg')],
             },
         ),
         migrations.CreateModel(
-            name="Procedure",
+            name='Procedure',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("user_id", models.CharField(blank=True, default="", max_length=255)),
-                ("pattern", models.TextField(help_text="normalised query pattern")),
-                ("pattern_hash", models.CharField(max_length=64)),
-                (
-                    "pattern_embedding",
-                    pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True),
-                ),
-                ("embedding_model", models.CharField(blank=True, default="", max_length=200)),
-                ("tool_sequence", models.JSONField(default=list)),
-                ("execution_count", models.IntegerField(default=0)),
-                ("avg_execution_time_ms", models.FloatField(default=0.0)),
-                ("avg_success_score", models.FloatField(default=0.0)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("last_used_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="procedures",
-                        to="memory_app.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('user_id', models.CharField(blank=True, default='', max_length=255)),
+                ('pattern', models.TextField(help_text='normalised query pattern')),
+                ('pattern_hash', models.CharField(max_length=64)),
+                ('pattern_embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
+                ('embedding_model', models.CharField(blank=True, default='', max_length=200)),
+                ('tool_sequence', models.JSONField(default=list)),
+                ('execution_count', models.IntegerField(default=0)),
+                ('avg_execution_time_ms', models.FloatField(default=0.0)),
+                ('avg_success_score', models.FloatField(default=0.0)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('last_used_at', models.DateTimeField(blank=True, null=True)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='procedures', to='memory_app.tenant')),
             ],
             options={
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("tenant", "user_id", "pattern_hash"), name="procedure_pattern_unique"
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(("execution_count__gte", 0)), name="procedure_count_nonneg"
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(("avg_success_score__gte", 0.0), ("avg_success_score__lte", 1.0)),
-                        name="procedure_success_range",
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(("avg_execution_time_ms__gte", 0.0)), name="procedure_time_nonneg"
-                    ),
-                ],
+                'constraints': [models.UniqueConstraint(fields=('tenant', 'user_id', 'pattern_hash'), name='procedure_pattern_unique'), models.CheckConstraint(condition=models.Q(('execution_count__gte', 0)), name='procedure_count_nonneg'), models.CheckConstraint(condition=models.Q(('avg_success_score__gte', 0.0), ('avg_success_score__lte', 1.0)), name='procedure_success_range'), models.CheckConstraint(condition=models.Q(('avg_execution_time_ms__gte', 0.0)), name='procedure_time_nonneg')],
             },
         ),
         migrations.AddIndex(
-            model_name="memorychange",
-            index=models.Index(fields=["tenant", "-created_at"], name="change_tenant_created_idx"),
+            model_name='memorychange',
+            index=models.Index(fields=['tenant', '-created_at'], name='change_tenant_created_idx'),
         ),
         migrations.AddConstraint(
-            model_name="memorychange",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("confidence__isnull", True),
-                    models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
-                    _connector="OR",
-                ),
-                name="change_confidence_range",
-            ),
+            model_name='memorychange',
+            constraint=models.CheckConstraint(condition=models.Q(('confidence__isnull', True), models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), _connector='OR'), name='change_confidence_range'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                fields=["tenant", "user_id", "namespace", "kind", "status"], name="memory_scope_idx"
-            ),
+            model_name='memory',
+            index=models.Index(fields=['tenant', 'user_id', 'namespace', 'kind', 'status'], name='memory_scope_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(fields=["tenant", "-id"], name="memory_tenant_id_idx"),
+            model_name='memory',
+            index=models.Index(fields=['tenant', '-id'], name='memory_tenant_id_idx'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=pgvector.django.indexes.HnswIndex(
-                ef_construction=64,
-                fields=["embedding"],
-                m=16,
-                name="memory_embedding_hnsw",
-                opclasses=["vector_cosine_ops"],
-            ),
+            model_name='memory',
+            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='memory_embedding_hnsw', opclasses=['vector_cosine_ops']),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(
-                fields=["search_vector"], name="memory_search_gin"
-            ),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='memory_search_gin'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(fields=["topics"], name="memory_topics_gin"),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(fields=['topics'], name='memory_topics_gin'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=django.contrib.postgres.indexes.GinIndex(fields=["entities"], name="memory_entities_gin"),
+            model_name='memory',
+            index=django.contrib.postgres.indexes.GinIndex(fields=['entities'], name='memory_entities_gin'),
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                condition=models.Q(("expires_at__isnull", False)),
-                fields=["expires_at"],
-                name="memory_expires_idx",
-            ),
+            model_name='memory',
+            index=models.Index(condition=models.Q(('expires_at__isnull', False)), fields=['expires_at'], name='memory_expires_idx'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
-                name="memory_confidence_range",
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), name='memory_confidence_range'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("access_count__gte", 0)), name="memory_access_count_nonneg"
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('access_count__gte', 0)), name='memory_access_count_nonneg'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("helpful_count__gte", 0)), name="memory_helpful_count_nonneg"
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('helpful_count__gte', 0)), name='memory_helpful_count_nonneg'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("harmful_count__gte", 0)), name="memory_harmful_count_nonneg"
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('harmful_count__gte', 0)), name='memory_harmful_count_nonneg'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("kind__in", ["episodic", "semantic"])), name="memory_kind_valid"
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['episodic', 'semantic'])), name='memory_kind_valid'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("status__in", ["active", "superseded", "deleted"])),
-                name="memory_status_valid",
-            ),
+            model_name='memory',
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['active', 'superseded', 'deleted'])), name='memory_status_valid'),
         ),
         migrations.AddConstraint(
-            model_name="memory",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("status", "active")),
-                fields=("tenant", "user_id", "namespace", "kind", "text_hash"),
-                name="memory_active_text_unique",
-            ),
+            model_name='memory',
+            constraint=models.UniqueConstraint(condition=models.Q(('status', 'active')), fields=('tenant', 'user_id', 'namespace', 'kind', 'text_hash'), name='memory_active_text_unique'),
         ),
         migrations.AddIndex(
-            model_name="maintenancejob",
-            index=models.Index(fields=["kind", "status", "-created_at"], name="job_kind_status_idx"),
+            model_name='maintenancejob',
+            index=models.Index(fields=['kind', 'status', '-created_at'], name='job_kind_status_idx'),
         ),
         migrations.AddConstraint(
-            model_name="keptapartpair",
-            constraint=models.UniqueConstraint(
-                fields=("memory_low", "memory_high"), name="keptapart_pair_unique"
-            ),
+            model_name='keptapartpair',
+            constraint=models.UniqueConstraint(fields=('memory_low', 'memory_high'), name='keptapart_pair_unique'),
         ),
         migrations.AddConstraint(
-            model_name="keptapartpair",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("memory_low__lt", models.F("memory_high"))), name="keptapart_ordered"
-            ),
+            model_name='keptapartpair',
+            constraint=models.CheckConstraint(condition=models.Q(('memory_low__lt', models.F('memory_high'))), name='keptapart_ordered'),
         ),
         migrations.AddIndex(
-            model_name="duplicatecluster",
-            index=models.Index(fields=["tenant", "status", "-confidence"], name="cluster_queue_idx"),
+            model_name='duplicatecluster',
+            index=models.Index(fields=['tenant', 'status', '-confidence'], name='cluster_queue_idx'),
         ),
         migrations.AddConstraint(
-            model_name="duplicatecluster",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("confidence__isnull", True),
-                    models.Q(("confidence__gte", 0.0), ("confidence__lte", 1.0)),
-                    _connector="OR",
-                ),
-                name="cluster_confidence_range",
-            ),
+            model_name='duplicatecluster',
+            constraint=models.CheckConstraint(condition=models.Q(('confidence__isnull', True), models.Q(('confidence__gte', 0.0), ('confidence__lte', 1.0)), _connector='OR'), name='cluster_confidence_range'),
         ),
         migrations.AddIndex(
-            model_name="conversationsession",
-            index=models.Index(fields=["tenant", "user_id"], name="session_tenant_user_idx"),
+            model_name='conversationsession',
+            index=models.Index(fields=['tenant', 'user_id'], name='session_tenant_user_idx'),
         ),
         migrations.AddConstraint(
-            model_name="conversationsession",
-            constraint=models.UniqueConstraint(
-                fields=("tenant", "session_id"), name="session_tenant_sid_unique"
-            ),
+            model_name='conversationsession',
+            constraint=models.UniqueConstraint(fields=('tenant', 'session_id'), name='session_tenant_sid_unique'),
         ),
         migrations.AddConstraint(
-            model_name="conversationsession",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("token_count__gte", 0)), name="session_tokens_nonneg"
-            ),
+            model_name='conversationsession',
+            constraint=models.CheckConstraint(condition=models.Q(('token_count__gte', 0)), name='session_tokens_nonneg'),
         ),
         migrations.AddConstraint(
-            model_name="conversationsession",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("trimmed_count__gte", 0)), name="session_trimmed_nonneg"
-            ),
+            model_name='conversationsession',
+            constraint=models.CheckConstraint(condition=models.Q(('trimmed_count__gte', 0)), name='session_trimmed_nonneg'),
         ),
         migrations.AddConstraint(
-            model_name="apikey",
-            constraint=models.UniqueConstraint(fields=("prefix",), name="apikey_prefix_unique"),
+            model_name='apikey',
+            constraint=models.UniqueConstraint(fields=('prefix',), name='apikey_prefix_unique'),
         ),
         migrations.AddConstraint(
-            model_name="agentprofile",
-            constraint=models.UniqueConstraint(
-                fields=("tenant", "agent_id"), name="agentprofile_tenant_agent_unique"
-            ),
+            model_name='agentprofile',
+            constraint=models.UniqueConstraint(fields=('tenant', 'agent_id'), name='agentprofile_tenant_agent_unique'),
         ),
     ]

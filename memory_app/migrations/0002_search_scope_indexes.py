@@ -6,62 +6,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_app", "0001_initial"),
+        ('memory_app', '0001_initial'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="SearchScopeIndex",
+            name='SearchScopeIndex',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "field",
-                    models.CharField(
-                        choices=[("user_id", "User"), ("namespace", "Namespace")], max_length=16
-                    ),
-                ),
-                ("value", models.CharField(max_length=255)),
-                ("index_name", models.CharField(max_length=63)),
-                ("rows", models.IntegerField(help_text="rows in the scope when the sync last counted them")),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("checked_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('field', models.CharField(choices=[('user_id', 'User'), ('namespace', 'Namespace')], max_length=16)),
+                ('value', models.CharField(max_length=255)),
+                ('index_name', models.CharField(max_length=63)),
+                ('rows', models.IntegerField(help_text='rows in the scope when the sync last counted them')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('checked_at', models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),
         migrations.AddIndex(
-            model_name="memory",
-            index=models.Index(
-                fields=["tenant", "namespace", "kind", "status"], name="memory_namespace_scope_idx"
-            ),
+            model_name='memory',
+            index=models.Index(fields=['tenant', 'namespace', 'kind', 'status'], name='memory_namespace_scope_idx'),
         ),
         migrations.AddField(
-            model_name="searchscopeindex",
-            name="tenant",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="search_scope_indexes",
-                to="memory_app.tenant",
-            ),
+            model_name='searchscopeindex',
+            name='tenant',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='search_scope_indexes', to='memory_app.tenant'),
         ),
         migrations.AddConstraint(
-            model_name="searchscopeindex",
-            constraint=models.UniqueConstraint(
-                fields=("tenant", "field", "value"), name="scopeindex_scope_unique"
-            ),
+            model_name='searchscopeindex',
+            constraint=models.UniqueConstraint(fields=('tenant', 'field', 'value'), name='scopeindex_scope_unique'),
         ),
         migrations.AddConstraint(
-            model_name="searchscopeindex",
-            constraint=models.UniqueConstraint(fields=("index_name",), name="scopeindex_name_unique"),
+            model_name='searchscopeindex',
+            constraint=models.UniqueConstraint(fields=('index_name',), name='scopeindex_name_unique'),
         ),
         migrations.AddConstraint(
-            model_name="searchscopeindex",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("field__in", ["user_id", "namespace"])), name="scopeindex_field_valid"
-            ),
+            model_name='searchscopeindex',
+            constraint=models.CheckConstraint(condition=models.Q(('field__in', ['user_id', 'namespace'])), name='scopeindex_field_valid'),
         ),
     ]

@@ -7,34 +7,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_app", "0002_search_scope_indexes"),
+        ('memory_app', '0002_search_scope_indexes'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ReindexVector",
+            name='ReindexVector',
             fields=[
-                (
-                    "memory",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        primary_key=True,
-                        related_name="reindex_next",
-                        serialize=False,
-                        to="memory_app.memory",
-                    ),
-                ),
-                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
-                ("model", models.CharField(max_length=200)),
-                (
-                    "text_hash",
-                    models.CharField(help_text="the text the vector was built from", max_length=64),
-                ),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ('memory', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='reindex_next', serialize=False, to='memory_app.memory')),
+                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
+                ('model', models.CharField(max_length=200)),
+                ('text_hash', models.CharField(help_text='the text the vector was built from', max_length=64)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                "indexes": [models.Index(fields=["model"], name="reindexvector_model_idx")],
+                'indexes': [models.Index(fields=['model'], name='reindexvector_model_idx')],
             },
         ),
     ]

@@ -5,14 +5,15 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_app", "0003_reindex_vector"),
+        ('memory_app', '0003_reindex_vector'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="embeddingcacheentry",
-            name="surface_sketch",
+            model_name='embeddingcacheentry',
+            name='surface_sketch',
             field=pgvector.django.vector.VectorField(blank=True, dimensions=512, null=True),
         ),
     ]

@@ -11,7 +11,6 @@ The build gets SEARCH_INDEX_BUILD_MEMORY_MB of maintenance_work_mem: with Postgr
 import pgvector.django.indexes
 from django.db import migrations, models
 
-
 def _rebuild(predicate: str):  # type: ignore[no-untyped-def]
     """Rebuild memory_embedding_hnsw with `predicate` (forward) or without (backward), if present."""
 

@@ -22,8 +22,9 @@ REDUNDANT = [
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("memory_app", "0005_hnsw_active_rows_only"),
+        ('memory_app', '0005_hnsw_active_rows_only'),
     ]
 
     operations = [
@@ -37,84 +38,44 @@ class Migration(migrations.Migration):
             ],
             state_operations=[
                 migrations.AlterField(
-                    model_name="clustermember",
-                    name="cluster",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="members",
-                        to="memory_app.duplicatecluster",
-                    ),
+                    model_name='clustermember',
+                    name='cluster',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='members', to='memory_app.duplicatecluster'),
                 ),
                 migrations.AlterField(
-                    model_name="clustermember",
-                    name="memory",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="cluster_memberships",
-                        to="memory_app.memory",
-                    ),
+                    model_name='clustermember',
+                    name='memory',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='cluster_memberships', to='memory_app.memory'),
                 ),
                 migrations.AlterField(
-                    model_name="duplicatecluster",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="duplicate_clusters",
-                        to="memory_app.tenant",
-                    ),
+                    model_name='duplicatecluster',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='duplicate_clusters', to='memory_app.tenant'),
                 ),
                 migrations.AlterField(
-                    model_name="keptapartpair",
-                    name="memory_low",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="memory_app.memory",
-                    ),
+                    model_name='keptapartpair',
+                    name='memory_low',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memory_app.memory'),
                 ),
                 migrations.AlterField(
-                    model_name="memory",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memories",
-                        to="memory_app.tenant",
-                    ),
+                    model_name='memory',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memory_app.tenant'),
                 ),
                 migrations.AlterField(
-                    model_name="memorychange",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memory_changes",
-                        to="memory_app.tenant",
-                    ),
+                    model_name='memorychange',
+                    name='tenant',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memory_changes', to='memory_app.tenant'),
                 ),
                 migrations.AlterField(
-                    model_name="memorychangesource",
-                    name="change",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="sources",
-                        to="memory_app.memorychange",
-                    ),
+                    model_name='memorychangesource',
+                    name='change',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='sources', to='memory_app.memorychange'),
                 ),
                 migrations.AlterField(
-                    model_name="memorychangesource",
-                    name="memory",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="source_of",
-                        to="memory_app.memory",
-                    ),
+                    model_name='memorychangesource',
+                    name='memory',
+                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='source_of', to='memory_app.memory'),
                 ),
             ],
         ),
