@@ -127,3 +127,14 @@ def test_context_for_injection_says_when_its_search_was_degraded(tenant_a, provi
     response = tenant_a.client.post("/api/v1/context", {"query": "what does the user do"}, format="json")
     assert response.status_code == 200
     assert response.json()["degraded"] == ["query_embedding_failed: fulltext only"]
+
+
+def test_memories_extracted_from_a_turn_say_their_embedding_is_pending(tenant_a, provider_down):
+    response = tenant_a.client.post(
+        "/api/v1/interactions",
+        {"session_id": "s1", "user_id": "u1", "user_message": "I love hiking in the mountains."},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    memories = response.json()["memories"]
+    assert memories and all(m["embedding_pending"] for m in memories)

@@ -32,6 +32,9 @@ class StoredMemorySerializer(serializers.Serializer):
     event_type = serializers.CharField()
     outcome = serializers.CharField()
     memory_id = serializers.IntegerField()
+    embedding_pending = serializers.BooleanField(
+        help_text="stored without a vector (embedding provider down); a task fills it in"
+    )
 
 
 class ContextAllApi(APIView):
