@@ -15,7 +15,6 @@ from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError
-from memory_app.judge.merge import merge_text
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
@@ -41,7 +40,7 @@ __all__ = [
 class SearchHit:
     memory: Memory  # the best-ranked member (its row, without the vector)
     score: float
-    text: str  # display text: the memory's text, or a dedup group's merged text
+    text: str  # display text: the best-ranked member's own text (also for a dedup group)
     member_ids: list[int]  # every memory this entry stands for, best first (one unless deduplicated)
     cluster: int | None = None  # DBSCAN label among the results; None for noise or when off
     vector_score: float | None = None  # cosine similarity to the query
@@ -255,7 +254,6 @@ def _post_process(
         dedup_threshold=opts.dedup_threshold,
         dedup_min_confidence=min_confidence,
         judge=judge,
-        merge=merge_text,
         clustering=opts.clustering,
         epsilon=opts.dbscan_epsilon,
         min_points=opts.dbscan_min_points,

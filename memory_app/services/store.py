@@ -4,8 +4,9 @@ Per new memory, in its scope (tenant, user_id, namespace, kind):
 1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped;
 2. candidates: active neighbours within the loose radius (selectors.neighbours, scope-aware plan);
 3. the relation judge labels each candidate, `decide()` picks the action;
-4. merge (duplicate/refine), supersede (update), store (distinct), or store + review queue (unsure),
-   always through services.lineage so no row is ever deleted.
+4. merge (duplicate/refine: the new memory and that one candidate, when the kept text states every
+   number and name of both, else review), supersede (update), store (distinct), or store + review
+   queue (unsure), always through services.lineage so no row is ever deleted.
 A transaction-scoped advisory lock per scope makes check+act atomic against concurrent stores of the
 same scope; the partial unique constraint `memory_active_text_unique` backs exact duplicates.
 """
@@ -29,7 +30,13 @@ from memory_app.services import locks
 from memory_app.services.actors import Actor
 from memory_app.services.embedding_backfill import embedding_backfill_enqueue, memories_embedding_pending
 from memory_app.services.memories import memory_build, memory_touch
-from memory_app.services.store_actions import act_on_decision, is_merge, merge_new
+from memory_app.services.store_actions import (
+    act_on_decision,
+    is_merge,
+    merge_new,
+    merge_text_for,
+    unmergeable,
+)
 from memory_app.services.store_config import DedupConfig, resolve_dedup_config
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store_validation import store_items_validate
@@ -231,15 +238,18 @@ def _store_one(
     if neighbours:
         decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
     if decision is not None and is_merge(decision[0]):
-        return merge_new(
-            tenant=tenant,
-            new=build_item(tenant=tenant, item=item, vector=vector, model=model),
-            neighbours=neighbours,
-            decision=decision[0],
-            judgements=decision[1],
-            review_below=config.review_below,
-            actor=actor,
-        )
+        target = neighbours[decision[0].index]
+        text = merge_text_for(new_text=item.text, target=target, judgement=decision[0].judgement)
+        if text is not None:
+            return merge_new(
+                tenant=tenant,
+                new=build_item(tenant=tenant, item=item, vector=vector, model=model),
+                target=target,
+                decision=decision[0],
+                text=text,
+                actor=actor,
+            )
+        decision = (unmergeable(decision[0], new_text=item.text, target=target), decision[1])
     inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
     if inserted.twin is not None:
         return inserted.twin

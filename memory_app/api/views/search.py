@@ -59,7 +59,9 @@ def filters_from(data: dict[str, Any]) -> SearchFilters:
 
 class SearchHitSerializer(serializers.Serializer):
     memory = MemoryOutputSerializer()
-    text = serializers.CharField(help_text="display text (a deduplicated group's merged text)")
+    text = serializers.CharField(
+        help_text="display text: the memory's own (a deduplicated group shows its best-ranked member)"
+    )
     score = serializers.FloatField()
     member_ids = serializers.ListField(child=serializers.IntegerField())
     cluster = serializers.IntegerField(allow_null=True)
