@@ -81,3 +81,21 @@ def test_stream_evaluation_rejects_a_missing_conversation(tmp_path):
     path = locomo_file(tmp_path / "locomo.json")
     with pytest.raises(CommandError, match="holds 2 conversations; no conversation 2"):
         call_command("evaluate_dedup", "--stream", str(path), "--conversations", "0-5", stdout=io.StringIO())
+
+
+def test_a_merge_result_stands_for_the_dialog_ids_of_every_source_along_a_chain():
+    from memory_app.evaluation.stream import StreamFact
+    from memory_app.services.dedup_stream import _track
+    from memory_app.services.store_types import StoreOutcome
+
+    def fact(ids: str) -> StreamFact:
+        return StreamFact(0, 1, "Ann", "a fact", frozenset(ids.split()), None)
+
+    ids: dict[int, set[str]] = {}
+    _track(ids, StoreOutcome("created", 1), fact("D1:1"))
+    _track(ids, StoreOutcome("merged_into", 3, related_ids=(1,)), fact("D1:2"))
+    _track(ids, StoreOutcome("duplicate_of", 3), fact("D2:7"))
+    _track(ids, StoreOutcome("merged_into", 5, related_ids=(3,)), fact("D3:1 D3:2"))
+    _track(ids, StoreOutcome("superseded", 6, related_ids=(5,)), fact("D4:1"))
+    assert ids[5] == {"D1:1", "D1:2", "D2:7", "D3:1", "D3:2"}
+    assert ids[6] == {"D4:1"}  # an update states the new value only

@@ -40,8 +40,8 @@ def test_committed_calibration_never_merges_an_update_or_distinct_pair_of_a_dev_
     settings.DEDUP_REVIEW_BELOW = None
     clear_calibration_cache()
     pairs = fitting.load_pairs(PAIRS)[::6]  # 40 pairs, every label represented
-    existing = embed_texts([p["existing"] for p in pairs])
-    new = embed_texts([p["new"] for p in pairs])
+    existing = embed_texts([p["existing"] for p in pairs], tenant=None)
+    new = embed_texts([p["new"] for p in pairs], tenant=None)
     distances = 1.0 - np.einsum("ij,ij->i", existing, new).astype(np.float64)
     m = fitting.metrics([p["label"] for p in pairs], fitting.simulate(pairs, distances, load_calibration()))
     assert m["false_merge_rate"] == 0.0

@@ -21,7 +21,7 @@ def judge(settings):
 
 
 def _items(*texts: str) -> list[JudgeItem]:
-    vectors = embed_texts(list(texts))
+    vectors = embed_texts(list(texts), tenant=None)
     return [JudgeItem(text=t, embedding=v) for t, v in zip(texts, vectors, strict=True)]
 
 

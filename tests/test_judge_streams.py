@@ -26,7 +26,7 @@ def judge():
 
 
 def _decide(judge, old: str, new: str):
-    old_vector, new_vector = embed_texts([old, new])
+    old_vector, new_vector = embed_texts([old, new], tenant=None)
     judgements = judge.judge(JudgeItem(new, new_vector), [JudgeItem(old, old_vector)])
     return decide(judgements, review_below=judge.calibration.review_below)
 
@@ -101,7 +101,7 @@ FACTS_BY_SCRIPT = {
 @pytest.mark.parametrize("script", sorted(FACTS_BY_SCRIPT))
 def test_facts_in_a_script_the_judge_does_not_read_are_distinct_not_reviewed(judge, script):
     facts = FACTS_BY_SCRIPT[script]
-    vectors = embed_texts(facts)
+    vectors = embed_texts(facts, tenant=None)
     items = [JudgeItem(text, vector) for text, vector in zip(facts, vectors, strict=True)]
     for index, new in enumerate(items):
         judgements = judge.judge(new, items[:index] + items[index + 1 :])
@@ -134,7 +134,7 @@ def test_a_sentence_in_another_latin_script_language_is_distinct(judge):
 
 
 def decision_reason(judge, old: str, new: str) -> str:
-    old_vector, new_vector = embed_texts([old, new])
+    old_vector, new_vector = embed_texts([old, new], tenant=None)
     return judge.judge(JudgeItem(new, new_vector), [JudgeItem(old, old_vector)])[0].reason
 
 

@@ -174,9 +174,9 @@ def test_items_of_one_batch_dedup_against_each_other_with_one_embedding_call(mon
     calls: list[int] = []
     real = store.embed_texts
 
-    def counting(texts):  # type: ignore[no-untyped-def]
+    def counting(texts, *, tenant):  # type: ignore[no-untyped-def]
         calls.append(len(texts))
-        return real(texts)
+        return real(texts, tenant=tenant)
 
     monkeypatch.setattr(store, "embed_texts", counting)
     tenant = TenantFactory()
@@ -203,14 +203,14 @@ def test_one_bad_item_rejects_the_whole_batch_and_names_it():
 def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplog):
     import memory_app.services.store as store
 
-    def broken(texts):  # type: ignore[no-untyped-def]
+    def broken(texts, *, tenant):  # type: ignore[no-untyped-def]
         raise ConnectionError("provider down")
 
     monkeypatch.setattr(store, "embed_texts", broken)
     tenant = TenantFactory()
     with caplog.at_level(logging.WARNING, logger="memory_app"):
         [out] = memory_store(tenant=tenant, items=[MemoryInput(text="User likes jazz")])
-    assert out.outcome == "created"
+    assert out.outcome == "created" and out.embedding_pending
     assert Memory.objects.get(pk=out.memory_id).embedding is None
     assert "embedding failed" in caplog.text
 

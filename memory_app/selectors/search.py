@@ -52,13 +52,18 @@ class SearchResult:
     hits: list[SearchHit]
     mode: str
     stats: dict[str, Any] = field(default_factory=dict)
+    # What this search could not do, said to the caller ("query_embedding_failed: fulltext only").
+    degraded: list[str] = field(default_factory=list)
 
 
-def _query_embedding(query: str) -> np.ndarray | None:
+QUERY_EMBEDDING_FAILED = "query_embedding_failed: fulltext only"
+
+
+def _query_embedding(query: str, tenant: Tenant) -> np.ndarray | None:
     from memory_app.embeddings import embed_text
 
     try:
-        return np.asarray(embed_text(query), dtype=np.float32)
+        return np.asarray(embed_text(query, tenant=tenant), dtype=np.float32)
     except Exception as exc:  # a failed provider degrades search to full text, never a 500
         log.warning("query embedding failed (%s); searching full text only", exc)
         return None
@@ -134,7 +139,8 @@ def memory_search(
     fetch = limit * 3 if opts.deduplicate else limit
     k = max(fetch, opts.candidates)
 
-    embedding = _query_embedding(query) if mode in ("vector", "hybrid") else None
+    embedding = _query_embedding(query, tenant) if mode in ("vector", "hybrid") else None
+    degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
     effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
     vector: list[Candidate] = []
     lexical: list[Candidate] = []
@@ -173,7 +179,7 @@ def memory_search(
         "lexical_candidates": len(lexical),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
     }
-    return SearchResult(hits=hits, mode=effective_mode, stats=stats)
+    return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded)
 
 
 def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:

@@ -146,7 +146,7 @@ def evaluate_stream(
 
     llm = LLMJudge() if judge == "llm" else None
 
-    vectors = embed_texts([f.text for f in facts]) if facts else []
+    vectors = embed_texts([f.text for f in facts], tenant=None) if facts else []
     tenants = [
         Tenant.objects.create(
             name=f"evaluate_dedup stream {name}", slug=f"eval-stream-{uuid.uuid4().hex[:12]}"

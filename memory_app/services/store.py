@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.services import locks
 from memory_app.services.actors import Actor
+from memory_app.services.embedding_backfill import embedding_backfill_enqueue, memories_embedding_pending
 from memory_app.services.memories import memory_build, memory_touch
 from memory_app.services.store_actions import (
     act_on_decision,
@@ -56,15 +57,16 @@ def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
     )
 
 
-def _embed(items: Sequence[MemoryInput]) -> list[np.ndarray | None]:
+def _embed(items: Sequence[MemoryInput], tenant: Tenant) -> list[np.ndarray | None]:
     """One embed_texts call for the items without a vector. A provider failure degrades: the memory
-    is still stored (hash dedup only, no vector) and a warning is logged."""
+    is still stored (hash dedup only, no vector), its outcome says `embedding_pending` and a task
+    fills the vector in (services/embedding_backfill.py)."""
     vectors: list[np.ndarray | None] = [item.embedding for item in items]
     missing = [i for i, v in enumerate(vectors) if v is None]
     if not missing:
         return vectors
     try:
-        computed = embed_texts([items[i].text for i in missing])
+        computed = embed_texts([items[i].text for i in missing], tenant=tenant)
     except Exception:
         logger.warning("embedding failed for %d memories; storing them without vectors", len(missing))
         return vectors
@@ -90,10 +92,20 @@ def memory_store(
     batches can never deadlock) and stores item after item.
     """
     cleaned = store_items_validate(items)
-    vectors = _embed(cleaned)
-    return _store_batch(
+    vectors = _embed(cleaned, tenant)
+    outcomes = _store_batch(
         tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
     )
+    if all(vector is not None for vector in vectors):
+        return outcomes
+    return _pending_marked(tenant, outcomes)
+
+
+def _pending_marked(tenant: Tenant, outcomes: list[StoreOutcome]) -> list[StoreOutcome]:
+    """Say which outcomes' memories are stored without a vector, and queue their fill."""
+    pending = memories_embedding_pending(tenant=tenant, memory_ids=[o.memory_id for o in outcomes])
+    embedding_backfill_enqueue(memory_ids=pending)
+    return [replace(o, embedding_pending=True) if o.memory_id in pending else o for o in outcomes]
 
 
 @transaction.atomic

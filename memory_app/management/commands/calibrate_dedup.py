@@ -51,8 +51,8 @@ class Command(BaseCommand):
             except (ValueError, KeyError) as exc:
                 raise CommandError(f"bad pairs file {path}: {exc}") from exc
         model = embedding_model_name()
-        existing = embed_texts([p["existing"] for p in pairs])
-        new = embed_texts([p["new"] for p in pairs])
+        existing = embed_texts([p["existing"] for p in pairs], tenant=None)
+        new = embed_texts([p["new"] for p in pairs], tenant=None)
         distances = 1.0 - np.einsum("ij,ij->i", existing, new).astype(np.float64)
 
         margin = options["merge_margin"]
@@ -129,8 +129,8 @@ class Command(BaseCommand):
                 pairs.append(
                     {"existing": row[1], "new": row[2], "label": "duplicate" if label == "1" else "distinct"}
                 )
-        first = embed_texts([p["existing"] for p in pairs])
-        second = embed_texts([p["new"] for p in pairs])
+        first = embed_texts([p["existing"] for p in pairs], tenant=None)
+        second = embed_texts([p["new"] for p in pairs], tenant=None)
         distances = 1.0 - np.einsum("ij,ij->i", first, second).astype(np.float64)
         m = fitting.metrics([p["label"] for p in pairs], fitting.simulate(pairs, distances, cal))
         result = {
