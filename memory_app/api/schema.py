@@ -1,4 +1,14 @@
-"""Teaches drf-spectacular that the API is secured by bearer API keys."""
+"""OpenAPI schema extensions: bearer API keys, and the error responses every operation can give.
+
+The errors are added by a post-processing hook rather than declared on each view because they follow
+from how an operation is built, not from what it does: a secured operation can answer 401, one that
+reads a body or query parameters 400, every one 503 when the database is down (`api/errors.py`).
+404 and 409 depend on the operation and are declared on the views that raise them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
@@ -9,3 +19,83 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
         return {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <api key>"}
+
+
+ERROR_COMPONENT = "Error"
+ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
+    "400": {
+        "summary": "invalid input (one message list per field)",
+        "code": "invalid",
+        "message": "Invalid input.",
+        "fields": {"query": ["This field is required."]},
+    },
+    "401": {
+        "summary": "missing, malformed or revoked API key",
+        "code": "authentication_failed",
+        "message": "Invalid or revoked API key.",
+        "fields": {},
+    },
+    "404": {
+        "summary": "no such object in this tenant",
+        "code": "not_found",
+        "message": "Memory 42 not found",
+        "fields": {},
+    },
+    "409": {
+        "summary": "the current state forbids it",
+        "code": "conflict",
+        "message": "A deleted memory cannot be edited.",
+        "fields": {},
+    },
+    "503": {
+        "summary": "a dependency is down; retry later",
+        "code": "unavailable",
+        "message": "The database is unavailable; retry later.",
+        "fields": {},
+    },
+}
+DESCRIPTIONS = {
+    "400": "Invalid input: `fields` maps each bad field to its messages; nothing was changed.",
+    "401": "Missing, malformed or revoked API key (`Authorization: Bearer mem_...`).",
+    "404": "Not found in this API key's tenant.",
+    "409": "Refused in the object's current state.",
+    "503": "The database (or another dependency) is unavailable; retry with backoff.",
+}
+
+
+def error_response(status: str) -> dict[str, Any]:
+    example = dict(ERROR_EXAMPLES[status])
+    summary = example.pop("summary")
+    return {
+        "description": DESCRIPTIONS[status],
+        "content": {
+            "application/json": {
+                "schema": {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"},
+                "examples": {example["code"]: {"summary": summary, "value": {"error": example}}},
+            }
+        },
+    }
+
+
+def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular post-processing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"])."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            responses = operation["responses"]
+            wanted = {"503"}
+            if any(operation.get("security", [])):
+                wanted.add("401")
+            if "requestBody" in operation or any(p["in"] == "query" for p in operation.get("parameters", [])):
+                wanted.add("400")
+            for status in ERROR_EXAMPLES:
+                current = responses.get(status)
+                if (current is None and status in wanted) or (current is not None and _is_error(current)):
+                    responses[status] = error_response(status)
+            operation["responses"] = dict(sorted(responses.items()))
+    return result
+
+
+def _is_error(response: dict[str, Any]) -> bool:
+    """Declared on the view with ErrorSerializer (a health report's own 503 body is kept)."""
+    schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+    return schema.get("$ref") == f"#/components/schemas/{ERROR_COMPONENT}"

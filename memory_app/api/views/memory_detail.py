@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,22 +13,17 @@ from memory_app.api.store_serializers import (
     MemoryUpdateInputSerializer,
 )
 from memory_app.errors import ApplicationError
-from memory_app.models import Memory, Tenant
+from memory_app.models import Tenant
 from memory_app.selectors.lineage import memory_lineage
-from memory_app.selectors.memories import memory_get
+from memory_app.selectors.memories import memory_get, memory_supersedes_attach
 from memory_app.services.memory_edit import memory_delete, memory_feedback, memory_update
 
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
 
 
 def _output(tenant: Tenant, memory_id: int) -> dict:
-    memory_get(tenant=tenant, memory_id=memory_id)  # 404 outside the tenant
-    memory = (
-        Memory.objects.filter(tenant=tenant, pk=memory_id)
-        .defer("embedding", "search_vector")
-        .prefetch_related(Prefetch("supersedes", queryset=Memory.objects.only("id", "superseded_by_id")))
-        .get()
-    )
+    memory = memory_get(tenant=tenant, memory_id=memory_id)  # 404 outside the tenant
+    memory_supersedes_attach(tenant=tenant, memories=[memory])
     return MemoryOutputSerializer(memory).data
 
 
