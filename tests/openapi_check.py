@@ -18,6 +18,8 @@ from typing import Any
 from drf_spectacular.generators import SchemaGenerator
 from jsonschema import Draft202012Validator, FormatChecker
 
+from memory_app.api.schema import to_json_schema
+
 METHODS = ("get", "post", "put", "patch", "delete")
 
 
@@ -33,25 +35,6 @@ def operations(schema: dict[str, Any]) -> set[tuple[str, str]]:
         for method in item
         if method in METHODS
     }
-
-
-def to_json_schema(node: Any, *, strict: bool) -> Any:
-    if isinstance(node, list):
-        return [to_json_schema(item, strict=strict) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: to_json_schema(value, strict=strict) for key, value in node.items() if key != "nullable"}
-    if "properties" in out and strict and "additionalProperties" not in out:
-        out["additionalProperties"] = False
-        out["required"] = sorted(out["properties"])
-    if node.get("nullable"):
-        if "type" in out and "allOf" not in out and "$ref" not in out:
-            out["type"] = [out["type"], "null"]
-            if "enum" in out:
-                out["enum"] = [*out["enum"], None]
-        else:
-            out = {"anyOf": [out, {"type": "null"}]}
-    return out
 
 
 def validator_for(

@@ -99,3 +99,46 @@ def _is_error(response: dict[str, Any]) -> bool:
     """Declared on the view with ErrorSerializer (a health report's own 503 body is kept)."""
     schema = response.get("content", {}).get("application/json", {}).get("schema", {})
     return schema.get("$ref") == f"#/components/schemas/{ERROR_COMPONENT}"
+
+
+def to_json_schema(node: Any, *, strict: bool = False) -> Any:
+    """An OpenAPI 3.0 schema fragment as JSON Schema 2020-12: `nullable` becomes a `null` alternative.
+    `strict` (for checking responses) closes every object that lists its properties and requires them
+    all, since a serializer renders every field it declares."""
+    if isinstance(node, list):
+        return [to_json_schema(item, strict=strict) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: to_json_schema(value, strict=strict) for key, value in node.items() if key != "nullable"}
+    if "properties" in out and strict and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+        out["required"] = sorted(out["properties"])
+    if node.get("nullable"):
+        if "type" in out and "allOf" not in out and "$ref" not in out:
+            out["type"] = [out["type"], "null"]
+            if "enum" in out:
+                out["enum"] = [*out["enum"], None]
+        else:
+            out = {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+def inline_refs(node: Any, components: dict[str, Any]) -> Any:
+    """`node` with every `#/components/schemas/X` reference replaced by X itself (request and response
+    schemas have no cycles), for consumers that take one self-contained schema (MCP tools)."""
+    if isinstance(node, list):
+        return [inline_refs(item, components) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = inline_refs(components[node["$ref"].rsplit("/", 1)[1]], components)
+        return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return {key: inline_refs(value, components) for key, value in node.items()}
+
+
+def drop_keys(node: Any, keys: frozenset[str]) -> Any:
+    if isinstance(node, list):
+        return [drop_keys(item, keys) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: drop_keys(v, keys) for k, v in node.items() if k not in keys}
