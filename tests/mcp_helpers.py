@@ -9,10 +9,10 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx2
@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from memory_app.mcp.tools import TOOLS
 
 TOOL_NAMES = {spec.name for spec in TOOLS}
+T = TypeVar("T")
 ROOT = Path(settings.BASE_DIR)
 
 
@@ -89,6 +90,19 @@ def asgi_server() -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def in_thread(query: Callable[[], T]) -> Callable[[], T]:
+    """`query` for a worker thread: the thread's own database connection is closed afterwards, so
+    none is left open when the test database is flushed or dropped."""
+
+    def run() -> T:
+        try:
+            return query()
+        finally:
+            connection.close()
+
+    return run
 
 
 def data(result: Any) -> Any:

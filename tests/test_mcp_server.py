@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from memory_app.models import Memory
 from tests.conftest import TenantClient
-from tests.mcp_helpers import TOOL_NAMES, asgi_server, data, error_of, http_client, stdio_client
+from tests.mcp_helpers import TOOL_NAMES, asgi_server, data, error_of, http_client, in_thread, stdio_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,7 +35,7 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     memory_id = stored[0]["memory_id"]
     # written to this test's database, in tenant A (not to some other database the server found)
     row = await anyio.to_thread.run_sync(
-        lambda: Memory.objects.filter(pk=memory_id).values("tenant__slug").first()
+        in_thread(lambda: Memory.objects.filter(pk=memory_id).values("tenant__slug").first())
     )
     assert row == {"tenant__slug": "tenant-a"}
 
