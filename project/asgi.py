@@ -1,7 +1,7 @@
 """ASGI entry point: Django, with the MCP server's streamable HTTP transport at /mcp.
 
 Serve with `uvicorn project.asgi:application` (or `gunicorn project.asgi:application -k
-uvicorn.workers.UvicornWorker`); the WSGI entry point (project/wsgi.py) serves the REST API without /mcp.
+uvicorn_worker.UvicornWorker`); the WSGI entry point (project/wsgi.py) serves the REST API without /mcp.
 """
 
 import os
