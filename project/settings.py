@@ -126,6 +126,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "memory_app.api.schema.add_error_responses",
+        "memory_app.api.schema.add_examples",
     ],
 }
 

@@ -142,3 +142,134 @@ def drop_keys(node: Any, keys: frozenset[str]) -> Any:
     if not isinstance(node, dict):
         return node
     return {k: drop_keys(v, keys) for k, v in node.items() if k not in keys}
+
+
+# Examples of request bodies and answers, by (method, path). Kept here rather than on the views so
+# the views stay about behaviour; tests/test_openapi_conformance.py validates every example against
+# its own schema, so an example that drifts from the API fails the suite.
+MEMORY_EXAMPLE: dict[str, Any] = {
+    "id": 42,
+    "kind": "episodic",
+    "user_id": "u1",
+    "agent_id": "",
+    "namespace": "default",
+    "session_id": "s1",
+    "text": "User's BMI goal is 24",
+    "topics": ["health"],
+    "entities": [],
+    "event_type": "goal",
+    "event_date": None,
+    "context": "",
+    "category": "",
+    "fact_type": "",
+    "source": "",
+    "metadata": {},
+    "status": "active",
+    "pinned": False,
+    "access_count": 3,
+    "helpful_count": 1,
+    "harmful_count": 0,
+    "confidence": 0.82,
+    "superseded_by": None,
+    "supersedes": [17],
+    "embedding_model": "all-MiniLM-L6-v2",
+    "created_at": "2026-11-20T09:30:00Z",
+    "updated_at": "2026-11-21T08:00:00Z",
+    "last_accessed_at": "2026-11-22T18:12:05Z",
+    "expires_at": None,
+}
+V1 = "/api/v1"
+REQUEST_EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
+    ("patch", f"{V1}/memories/{{memory_id}}"): {"text": "User's BMI goal is 23", "topics": ["health"]},
+    ("post", f"{V1}/memories/{{memory_id}}/feedback"): {"signal": "helpful"},
+    ("post", f"{V1}/context/all"): {
+        "query": "plan my workouts for next week",
+        "user_id": "u1",
+        "session_id": "s1",
+        "include_procedural": True,
+    },
+    ("post", f"{V1}/interactions"): {
+        "session_id": "s1",
+        "user_id": "u1",
+        "user_message": "I prefer morning runs",
+        "assistant_message": "Noted, mornings it is.",
+        "query": "plan my runs",
+        "tool_sequence": ["calendar", "weather"],
+        "execution_time_ms": 120,
+        "success_score": 0.9,
+    },
+    ("post", f"{V1}/sessions/{{session_id}}/messages"): {
+        "messages": [
+            {"role": "user", "content": "Hi! Can you help me plan a trip?"},
+            {"role": "assistant", "content": "Of course. Where to?"},
+        ],
+        "user_id": "u1",
+    },
+    ("post", f"{V1}/procedures/record"): {
+        "query": "weekly summary",
+        "tool_sequence": ["aggregate_metrics", "compare_periods"],
+        "execution_time_ms": 840,
+        "success_score": 0.95,
+        "user_id": "u1",
+    },
+    ("post", f"{V1}/procedures/suggest"): {"query": "summary of my week", "user_id": "u1"},
+}
+RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
+    ("get", f"{V1}/memories/{{memory_id}}", "200"): MEMORY_EXAMPLE,
+    ("get", f"{V1}/memories", "200"): {
+        "next": "https://memory.example/api/v1/memories?cursor=cD00Mg%3D%3D&page_size=1",
+        "previous": None,
+        "results": [MEMORY_EXAMPLE],
+    },
+    ("post", f"{V1}/memories/search", "200"): {
+        "mode": "hybrid",
+        "count": 1,
+        "results": [
+            {
+                "memory": MEMORY_EXAMPLE,
+                "text": "User's BMI goal is 24",
+                "score": 0.71,
+                "member_ids": [42],
+                "cluster": None,
+                "vector_score": 0.64,
+                "lexical_score": 3.2,
+            }
+        ],
+    },
+    ("post", f"{V1}/memories", "201"): {
+        "outcome": "superseded",
+        "memory_id": 42,
+        "related_ids": [17],
+        "change_id": 9,
+        "cluster_id": None,
+        "relation": "update",
+        "confidence": 0.93,
+        "memory": MEMORY_EXAMPLE,
+    },
+    ("post", f"{V1}/context", "200"): {
+        "context": "- User's BMI goal is 24",
+        "tokens": 9,
+        "query": "what are my health goals?",
+        "facts": [
+            {
+                "memory": MEMORY_EXAMPLE,
+                "text": "User's BMI goal is 24",
+                "score": 0.87,
+                "similarity": 1.0,
+                "member_ids": [42],
+            }
+        ],
+    },
+}
+
+
+def add_examples(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular post-processing hook: REQUEST_EXAMPLES and RESPONSE_EXAMPLES."""
+    paths = result.get("paths", {})
+    for (method, path), value in REQUEST_EXAMPLES.items():
+        media = paths[path][method]["requestBody"]["content"]["application/json"]
+        media.setdefault("examples", {})["example"] = {"value": value}
+    for (method, path, status), value in RESPONSE_EXAMPLES.items():
+        media = paths[path][method]["responses"][status]["content"]["application/json"]
+        media.setdefault("examples", {})["example"] = {"value": value}
+    return result
