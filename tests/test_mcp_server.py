@@ -104,6 +104,9 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert error_of(await client.call_tool("get_memory", {"memory_id": "abc"}))["fields"] == {
         "memory_id": ["A valid integer is required."]
     }
+    assert error_of(await client.call_tool("delete_user_memories", {"user_id": "a/b"}))["code"] == "not_found"
+    for wrong in (-3, 0, 2**70):
+        assert "memory_id" in error_of(await client.call_tool("get_memory", {"memory_id": wrong}))["fields"]
     assert error_of(await client.call_tool("memory_feedback", {"memory_id": memory_id}))["fields"]["signal"]
     assert error_of(await client.call_tool("no_such_tool", {}))["code"] == "not_found"
 

@@ -17,9 +17,10 @@ from urllib.parse import urlencode
 
 from django.db import close_old_connections
 from django.http import HttpRequest, QueryDict
-from django.urls import resolve, reverse
+from django.urls import NoReverseMatch, resolve, reverse
 
 from memory_app.api.auth import TenantPrincipal
+from memory_app.api.errors import error_body
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,10 @@ def call_operation(
     Django's request cycle does (`close_old_connections` before and after, honouring CONN_MAX_AGE)."""
     close_old_connections()
     try:
-        path = reverse(url_name, kwargs=path_args or {})
+        try:
+            path = reverse(url_name, kwargs=path_args or {})
+        except NoReverseMatch:  # e.g. a user id with a "/": no URL names it, as over REST
+            return OperationResult(status=404, data=error_body("not_found", "Not found."))
         payload = b"" if body is None else json.dumps(body).encode()
         query_string = urlencode(
             {key: _query_value(value) for key, value in (query or {}).items() if value is not None}

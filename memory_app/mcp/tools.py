@@ -21,6 +21,7 @@ from memory_app.api.schema import drop_keys, inline_refs, to_json_schema
 from memory_app.mcp.dispatch import OperationResult, call_operation
 
 API = "/api/v1"
+MAX_ID = 2**63 - 1
 # OpenAPI-only keys an MCP client has no use for (and that make the schemas longer for the LLM).
 NOISE = frozenset({"readOnly", "writeOnly", "example", "examples"})
 
@@ -102,8 +103,11 @@ class ToolSpec:
             if value is None or value == "":
                 bad[name] = ["This field is required."]
             elif param["schema"].get("type") == "integer":
-                if isinstance(value, bool) or not str(value).lstrip("-").isdigit():
+                # ids are bigint primary keys: anything else names no object (the REST URL would not match)
+                if isinstance(value, bool) or not str(value).isdigit():
                     bad[name] = ["A valid integer is required."]
+                elif not 0 < int(value) <= MAX_ID:
+                    bad[name] = [f"Ensure this value is between 1 and {MAX_ID}."]
                 else:
                     path_args[name] = int(value)
             else:
