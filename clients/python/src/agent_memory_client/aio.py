@@ -12,7 +12,7 @@ from agent_memory_client import models as m
 from agent_memory_client import requests as r
 from agent_memory_client._base import ClientBase
 from agent_memory_client.client import next_cursor
-from agent_memory_client.operations import Call, body, call
+from agent_memory_client.operations import Call, body, call, procedure_run
 
 
 class AsyncMemoryClient(ClientBase):
@@ -143,15 +143,8 @@ class AsyncMemoryClient(ClientBase):
         *,
         user_id: str | None = None,
     ) -> m.Procedure:
-        required = {
-            "query": query,
-            "tool_sequence": list(tool_sequence),
-            "execution_time_ms": execution_time_ms,
-            "success_score": success_score,
-        }
-        return cast(
-            m.Procedure, await self._send(call("record_procedure", json=body(required, {"user_id": user_id})))
-        )
+        c = procedure_run(query, tool_sequence, execution_time_ms, success_score, user_id)
+        return cast(m.Procedure, await self._send(c))
 
     async def suggest_procedure(
         self, query: str, **options: Unpack[r.SuggestOptions]

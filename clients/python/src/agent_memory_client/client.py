@@ -12,7 +12,7 @@ import httpx
 from agent_memory_client import models as m
 from agent_memory_client import requests as r
 from agent_memory_client._base import ClientBase
-from agent_memory_client.operations import Call, body, call
+from agent_memory_client.operations import Call, body, call, procedure_run
 
 
 def next_cursor(page: m.MemoryPage) -> str | None:
@@ -143,15 +143,8 @@ class MemoryClient(ClientBase):
         *,
         user_id: str | None = None,
     ) -> m.Procedure:
-        required = {
-            "query": query,
-            "tool_sequence": list(tool_sequence),
-            "execution_time_ms": execution_time_ms,
-            "success_score": success_score,
-        }
-        return cast(
-            m.Procedure, self._send(call("record_procedure", json=body(required, {"user_id": user_id})))
-        )
+        c = procedure_run(query, tool_sequence, execution_time_ms, success_score, user_id)
+        return cast(m.Procedure, self._send(c))
 
     def suggest_procedure(self, query: str, **options: Unpack[r.SuggestOptions]) -> m.ProcedureSuggestion:
         c = call("suggest_procedure", json=body({"query": query}, options))

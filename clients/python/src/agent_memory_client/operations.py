@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -62,3 +62,19 @@ def call(
 def body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON body: the required fields and the options given (None means "the server's default")."""
     return {**required, **{key: value for key, value in options.items() if value is not None}}
+
+
+def procedure_run(
+    query: str,
+    tool_sequence: Sequence[str],
+    execution_time_ms: float,
+    success_score: float,
+    user_id: str | None,
+) -> Call:
+    required = {
+        "query": query,
+        "tool_sequence": list(tool_sequence),
+        "execution_time_ms": execution_time_ms,
+        "success_score": success_score,
+    }
+    return call("record_procedure", json=body(required, {"user_id": user_id}))

@@ -6,13 +6,7 @@ from typing import Any, Literal, Required, TypedDict
 from agent_memory_client.models import Kind, Mode, Role
 
 
-class MemoryInput(TypedDict, total=False):  # MemoryStoreInputRequest
-    text: Required[str]
-    kind: Kind
-    user_id: str
-    agent_id: str
-    namespace: str
-    session_id: str
+class MemoryFields(TypedDict, total=False):  # the fields a memory is stored and edited with
     topics: list[str]
     entities: list[str]
     event_type: str
@@ -25,6 +19,15 @@ class MemoryInput(TypedDict, total=False):  # MemoryStoreInputRequest
     confidence: float
     pinned: bool
     expires_at: str | None
+
+
+class MemoryInput(MemoryFields, total=False):  # MemoryStoreInputRequest
+    text: Required[str]
+    kind: Kind
+    user_id: str
+    agent_id: str
+    namespace: str
+    session_id: str
 
 
 class StoreOptions(TypedDict, total=False):  # query parameters of POST /memories
@@ -46,20 +49,8 @@ class ListFilters(TypedDict, total=False):  # query parameters of GET /memories
     created_before: str
 
 
-class MemoryChanges(TypedDict, total=False):  # PatchedMemoryUpdateInputRequest
+class MemoryChanges(MemoryFields, total=False):  # PatchedMemoryUpdateInputRequest
     text: str
-    topics: list[str]
-    entities: list[str]
-    event_type: str
-    event_date: str | None
-    context: str
-    category: str
-    fact_type: str
-    source: str
-    metadata: dict[str, Any]
-    confidence: float
-    pinned: bool
-    expires_at: str | None
 
 
 class SearchFilters(TypedDict, total=False):  # SearchFilterRequest
