@@ -25,7 +25,7 @@ from mcp_types import INVALID_PARAMS
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
 from memory_app.mcp.dispatch import OperationResult, call_operation
-from memory_app.mcp.tools import BY_NAME, TOOLS, error_result
+from memory_app.mcp.tools import BY_NAME, error_result, tool_definitions
 
 INSTRUCTIONS = (
     "Long-term memory for this agent. At the start of a turn call get_context (or get_turn_context) "
@@ -53,10 +53,11 @@ UNAUTHENTICATED = OperationResult(401, error_body("not_authenticated", "An API k
 
 def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
     """`principal`: the stdio server's tenant; None over HTTP (each request brings its key)."""
+    tool_definitions()  # at start-up, not in an agent's first request
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        tools = await anyio.to_thread.run_sync(lambda: [spec.tool() for spec in TOOLS])
-        return types.ListToolsResult(tools=tools)
+        tools = await anyio.to_thread.run_sync(tool_definitions)
+        return types.ListToolsResult(tools=list(tools))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

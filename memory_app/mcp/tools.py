@@ -296,3 +296,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 BY_NAME = {spec.name: spec for spec in TOOLS}
+
+
+@cache
+def tool_definitions() -> tuple[types.Tool, ...]:
+    """Built once per process from the OpenAPI document (generating it takes a second or two)."""
+    return tuple(spec.tool() for spec in TOOLS)
