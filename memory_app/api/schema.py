@@ -235,6 +235,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
                 "lexical_score": 3.2,
             }
         ],
+        "degraded": [],
     },
     ("post", f"{V1}/memories", "201"): {
         "outcome": "superseded",
@@ -244,6 +245,8 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
         "cluster_id": None,
         "relation": "update",
         "confidence": 0.93,
+        "embedding_pending": False,
+        "warnings": [],
         "memory": MEMORY_EXAMPLE,
     },
     ("post", f"{V1}/context", "200"): {
@@ -259,6 +262,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
                 "member_ids": [42],
             }
         ],
+        "degraded": [],
     },
 }
 

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import MemoryOutputSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.models.shortterm import MessageRole
 from memory_app.selectors.injection import memory_context
@@ -22,7 +23,7 @@ from memory_app.selectors.search_options import MODES
 MAX_QUERY_CHARS = 4000
 
 
-class SearchFilterSerializer(serializers.Serializer):
+class SearchFilterSerializer(StrictSerializer):
     user_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     agent_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     namespace = serializers.CharField(required=False, max_length=255)
@@ -60,7 +61,9 @@ def filters_from(data: dict[str, Any]) -> SearchFilters:
 
 class SearchHitSerializer(serializers.Serializer):
     memory = MemoryOutputSerializer()
-    text = serializers.CharField(help_text="display text (a deduplicated group's merged text)")
+    text = serializers.CharField(
+        help_text="display text: the memory's own (a deduplicated group shows its best-ranked member)"
+    )
     score = serializers.FloatField()
     member_ids = serializers.ListField(child=serializers.IntegerField())
     cluster = serializers.IntegerField(allow_null=True)
@@ -71,7 +74,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class MemorySearchInputSerializer(serializers.Serializer):
+    class MemorySearchInputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -88,6 +91,10 @@ class MemorySearchApi(APIView):
         mode = serializers.CharField()
         count = serializers.IntegerField()
         results = SearchHitSerializer(many=True)
+        degraded = serializers.ListField(
+            child=serializers.CharField(),
+            help_text='what this search could not do, e.g. "query_embedding_failed: fulltext only"',
+        )
 
     @extend_schema(
         summary="Search memories",
@@ -131,7 +138,12 @@ class MemorySearchApi(APIView):
             options=options,
         )
         memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
-        body = {"mode": result.mode, "count": len(result.hits), "results": result.hits}
+        body = {
+            "mode": result.mode,
+            "count": len(result.hits),
+            "results": result.hits,
+            "degraded": result.degraded,
+        }
         return Response(self.MemorySearchOutputSerializer(body).data)
 
 
@@ -143,7 +155,7 @@ class ContextFactSerializer(serializers.Serializer):
     member_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-class ContextMessageSerializer(serializers.Serializer):
+class ContextMessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=MessageRole.choices)
     content = serializers.CharField(max_length=20_000, allow_blank=True)
 
@@ -151,7 +163,7 @@ class ContextMessageSerializer(serializers.Serializer):
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class ContextInputSerializer(serializers.Serializer):
+    class ContextInputSerializer(StrictSerializer):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
@@ -166,6 +178,7 @@ class ContextApi(APIView):
         tokens = serializers.IntegerField()
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
+        degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
 
     @extend_schema(
         summary="Facts to inject for a conversation, within a token budget",
@@ -203,5 +216,11 @@ class ContextApi(APIView):
             model=values.get("model") or None,
         )
         memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
-        body = {"context": result.text, "tokens": result.tokens, "query": result.query, "facts": result.facts}
+        body = {
+            "context": result.text,
+            "tokens": result.tokens,
+            "query": result.query,
+            "facts": result.facts,
+            "degraded": list(result.degraded),
+        }
         return Response(self.ContextOutputSerializer(body).data)

@@ -61,6 +61,8 @@ class StoreOutcome(TypedDict):  # StoreOutcome
     cluster_id: int | None
     relation: str | None
     confidence: float | None
+    embedding_pending: bool  # stored without a vector (provider down); filled in shortly
+    warnings: list[str]
     memory: Memory | None
 
 
@@ -78,6 +80,7 @@ class SearchResult(TypedDict):  # MemorySearchOutput
     mode: str
     count: int
     results: list[SearchHit]
+    degraded: list[str]  # what the search could not do (e.g. the query embedding failed)
 
 
 class ContextFact(TypedDict):  # ContextFact
@@ -93,6 +96,7 @@ class Context(TypedDict):  # ContextOutput
     tokens: int
     query: str
     facts: list[ContextFact]
+    degraded: list[str]
 
 
 class PartError(TypedDict):  # PartError
@@ -178,6 +182,7 @@ class StoredMemory(TypedDict):  # StoredMemory
     event_type: str
     outcome: str
     memory_id: int
+    embedding_pending: bool
 
 
 class Interaction(TypedDict):  # InteractionOutput
