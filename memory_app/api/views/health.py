@@ -14,14 +14,14 @@ class HealthApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    class OutputSerializer(serializers.Serializer):
+    class HealthOutputSerializer(serializers.Serializer):
         status = serializers.CharField()
         database = serializers.DictField()
         broker = serializers.DictField()
         embedding = serializers.DictField()
 
-    @extend_schema(responses={200: OutputSerializer, 503: OutputSerializer}, auth=[])
+    @extend_schema(responses={200: HealthOutputSerializer, 503: HealthOutputSerializer}, auth=[])
     def get(self, request: Request) -> Response:
         report = health_report()
         code = 200 if report["database"]["status"] == "ok" else 503
-        return Response(self.OutputSerializer(report).data, status=code)
+        return Response(self.HealthOutputSerializer(report).data, status=code)
