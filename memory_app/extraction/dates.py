@@ -1,0 +1,65 @@
+"""When a message's event happened: relative expressions resolved against the message's timestamp.
+
+`dateparser.search.search_dates` with the message time as RELATIVE_BASE does the resolving
+("yesterday", "last Saturday", "next month", "two weeks ago"). Its search also matches ordinary
+chat words that happen to be date abbreviations ("We" → Wednesday, "may" → May, "now"), so a match
+counts only if it is longer than three characters or holds a digit; and a bare year or month name
+alone ("2023", "May") is not taken as the event's date, since it names a span rather than a day.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+logger = logging.getLogger(__name__)
+
+_SHORT = 3
+_SPAN_ONLY = re.compile(
+    r"^(?:in\s+)?(?:\d{4}|january|february|march|april|june|july|august|september|october|november|"
+    r"december)$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class EventDate:
+    when: datetime
+    expression: str  # the words it was read from; "" when it is the message's own time
+
+
+def _naive_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+def _accepted(expression: str) -> bool:
+    words = expression.strip(" ,.;:!?")
+    if len(words) <= _SHORT and not any(ch.isdigit() for ch in words):
+        return False
+    return not _SPAN_ONLY.match(words)
+
+
+def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
+    """The first date expression of `text` resolved against `said_at`; `said_at` itself when the
+    text names no date; None without a timestamp. Results are aware (UTC)."""
+    if said_at is None:
+        return None
+    base = said_at if said_at.tzinfo else said_at.replace(tzinfo=UTC)
+    try:
+        from dateparser.search import search_dates
+
+        found = search_dates(
+            text,
+            languages=["en"],
+            settings={"RELATIVE_BASE": _naive_utc(base), "PREFER_DATES_FROM": "past"},
+        )
+    except Exception as exc:  # a parser failure costs the date, never the message
+        logger.warning("date search failed: %s", exc)
+        found = None
+    for expression, when in found or []:
+        if _accepted(expression):
+            resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+            return EventDate(when=resolved, expression=expression.strip())
+    return EventDate(when=base.astimezone(UTC), expression="")
