@@ -162,8 +162,13 @@ def _memories_part(title: str, rows: list[dict[str, Any]], *, with_category: boo
     )
 
 
-def _limit(value: int | None) -> int:
-    return value if value is not None else settings.CONTEXT_ALL_CANDIDATES
+def _limit(value: int | None, req: ContextRequest) -> int:
+    """The client's limit, else what the budget could hold (a memory line is rarely under 25
+    tokens), at most CONTEXT_ALL_CANDIDATES: fetching more only costs time."""
+    if value is not None:
+        return value
+    budget = settings.CONTEXT_ALL_MAX_TOKENS if req.max_tokens is None else req.max_tokens
+    return max(5, min(settings.CONTEXT_ALL_CANDIDATES, budget // 25))
 
 
 def _episodic(tenant: Tenant, req: ContextRequest) -> Part:
@@ -172,13 +177,17 @@ def _episodic(tenant: Tenant, req: ContextRequest) -> Part:
             "episodic memory needs a user_id", fields={"user_id": ["Required for episodic."]}
         )
     filters = SearchFilters(user_id=req.user_id, kind="episodic", namespace=req.namespace)
-    rows = search_memories(tenant=tenant, query=req.query, filters=filters, limit=_limit(req.episodic_limit))
+    rows = search_memories(
+        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.episodic_limit, req)
+    )
     return _memories_part("What you know about the user", rows, with_category=False)
 
 
 def _semantic(tenant: Tenant, req: ContextRequest) -> Part:
     filters = SearchFilters(user_id="", kind="semantic", namespace=req.namespace)
-    rows = search_memories(tenant=tenant, query=req.query, filters=filters, limit=_limit(req.semantic_limit))
+    rows = search_memories(
+        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.semantic_limit, req)
+    )
     return _memories_part("Relevant knowledge", rows, with_category=True)
 
 
