@@ -24,6 +24,10 @@ _SPAN_ONLY = re.compile(
 )
 
 
+# dateparser's search keeps a conjunction it tried to join to a following date ("yesterday and").
+_TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
+
+
 @dataclass(frozen=True)
 class EventDate:
     when: datetime
@@ -61,5 +65,5 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
     for expression, when in found or []:
         if _accepted(expression):
             resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-            return EventDate(when=resolved, expression=expression.strip())
+            return EventDate(when=resolved, expression=_TRAILING_CONJUNCTION.sub("", expression.strip()))
     return EventDate(when=base.astimezone(UTC), expression="")
