@@ -3,8 +3,8 @@
 `dateparser.search.search_dates` with the message time as RELATIVE_BASE does the resolving
 ("yesterday", "last Saturday", "next month", "two weeks ago"). Its search also matches ordinary
 chat words that happen to be date abbreviations ("We" → Wednesday, "may" → May, "now"), so a match
-counts only if it is longer than three characters or holds a digit; and a bare year or month name
-alone ("2023", "May") is not taken as the event's date, since it names a span rather than a day.
+counts only if, function words aside, it holds a number or a word longer than three letters; and a
+bare year or month name ("2023", "May") is not taken as the event's date: it names a span, not a day.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +42,10 @@ def _naive_utc(value: datetime) -> datetime:
 
 def _accepted(expression: str) -> bool:
     words = expression.strip(" ,.;:!?")
-    if len(words) <= _SHORT and not any(ch.isdigit() for ch in words):
+    if _SPAN_ONLY.match(words):
         return False
-    return not _SPAN_ONLY.match(words)
+    tokens = [t for t in re.findall(r"\w+", words.lower()) if t not in ENGLISH_STOP_WORDS]
+    return any(len(t) > _SHORT or t.isdigit() for t in tokens)
 
 
 def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
