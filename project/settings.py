@@ -273,6 +273,9 @@ EXTRACTION_MODE = env_choice("EXTRACTION_MODE", "auto", ("auto", "llm", "rules")
 # POST /interactions: messages per interaction; /interactions/batch: interactions per request.
 INTERACTION_MAX_MESSAGES = env_int("INTERACTION_MAX_MESSAGES", 500, minimum=1, maximum=100_000)
 INTERACTIONS_BATCH_MAX = env_int("INTERACTIONS_BATCH_MAX", 50, minimum=1, maximum=10_000)
+# Messages kept as said skip the relation judge (an utterance is an event; identical text is still
+# caught by hash); true sends them through it like the facts drawn from them.
+INTERACTION_JUDGE_MESSAGES = env_bool("INTERACTION_JUDGE_MESSAGES", False)
 # Forgetting: days without use after which a memory expires (0 = never); pinned rows never expire.
 MEMORY_TTL_DAYS_EPISODIC = env_int("MEMORY_TTL_DAYS_EPISODIC", 213, minimum=0, maximum=100_000)
 MEMORY_TTL_DAYS_SEMANTIC = env_int("MEMORY_TTL_DAYS_SEMANTIC", 213, minimum=0, maximum=100_000)

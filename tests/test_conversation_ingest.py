@@ -175,3 +175,16 @@ def test_the_new_fields_are_in_the_openapi_schema_with_examples(anon_client):
         assert name in text
     for example in ("a multi-party conversation", "two sessions of a history", "a budgeted turn"):
         assert example in text
+
+
+def test_two_messages_are_two_events_and_only_an_identical_text_is_the_same_memory(tenant_a):
+    said = [
+        message("Ana", "I went to the gym this morning with my sister.", "a1", "2023-05-08T08:00:00Z"),
+        message("Ana", "I went to the gym this morning with my brother.", "a2", "2023-05-09T08:00:00Z"),
+        message("Ana", "I went to the gym this morning with my sister.", "a3", "2023-05-10T08:00:00Z"),
+    ]
+    body = post(tenant_a.client, messages=said).json()
+    kept = [m for m in body["memories"] if m["event_type"] == "message"]
+    assert [m["outcome"] for m in kept] == ["created", "created", "duplicate_of"]
+    assert kept[2]["memory_id"] == kept[0]["memory_id"]
+    assert Memory.objects.filter(tenant=tenant_a.tenant, status="active", event_type="message").count() == 2

@@ -26,7 +26,7 @@ from memory_app.extraction.conversation import CONTEXT_RADIUS
 from memory_app.models import ConversationSession, Procedure, SessionMessage, Tenant
 from memory_app.services.procedures import procedure_record
 from memory_app.services.sessions import MessageInput, session_append
-from memory_app.services.store_types import MemoryInput, StoreOutcome
+from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +119,6 @@ def _memory_input(draft: MemoryDraft, user_id: str, data: InteractionInput) -> M
 def _store_extracted(
     tenant: Tenant, data: InteractionInput, messages: list[ChatMessage], first: int, result: InteractionResult
 ) -> None:
-    from memory_app.services.store import memory_store
-
     extraction = extract_conversation(messages, first=first, mode=data.extraction)
     result.extraction_method = extraction.method
     result.warnings.extend(extraction.warnings)
@@ -137,10 +135,31 @@ def _store_extracted(
             f"no user_id for {', '.join(sorted(unowned))}: their memories were not stored "
             "(give user_id or map the speaker in `speakers`)"
         )
+    # A message kept as said records an utterance at a time: two different messages are two events,
+    # never one memory, so they skip the relation judge (an identical text in the scope is still the
+    # same memory, by hash). The facts drawn from them go through the judge like any other memory.
+    judged_messages = settings.INTERACTION_JUDGE_MESSAGES
+    messages = [p for p in pairs if p[0].extracted_by == "message"]
+    facts = [p for p in pairs if p[0].extracted_by != "message"]
+    plain = None if judged_messages else StoreOptions(deduplicate=False)
+    for group, options in ((messages, plain), (facts, None)):
+        _store_pairs(tenant, group, options, result)
+
+
+def _store_pairs(
+    tenant: Tenant,
+    pairs: list[tuple[MemoryDraft, MemoryInput]],
+    options: StoreOptions | None,
+    result: InteractionResult,
+) -> None:
+    from memory_app.services.store import memory_store
+
     size = settings.STORE_MAX_BATCH
     for start in range(0, len(pairs), size):
         chunk = pairs[start : start + size]
-        outcomes: list[StoreOutcome] = memory_store(tenant=tenant, items=[item for _, item in chunk])
+        outcomes: list[StoreOutcome] = memory_store(
+            tenant=tenant, items=[item for _, item in chunk], options=options
+        )
         for (draft, item), outcome in zip(chunk, outcomes, strict=True):
             result.memories.append(
                 {
