@@ -108,6 +108,18 @@ def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def
     }
 
 
+def embedding_p50(count: int) -> float:
+    """The local model alone on new short texts: the share of a call the query embedding takes."""
+    from memory_app.embeddings.local import local_embed
+
+    latencies = []
+    for n in range(min(count, 50)):
+        began = time.perf_counter()
+        local_embed([f"what about the embedding alone, query {n} {time.time()}"])
+        latencies.append((time.perf_counter() - began) * 1000)
+    return round(statistics.median(latencies), 1)
+
+
 def bench_size(rows: int, count: int, *, reload: bool) -> dict:
     from django.conf import settings
 
@@ -118,7 +130,11 @@ def bench_size(rows: int, count: int, *, reload: bool) -> dict:
     # warm-up: the model, the connection, the plans
     for text in queries(rows, 5, False, seed=99):
         context_all(tenant=tenant, request=ContextRequest(query=text, user_id=store_data.SCOPE["user_id"]))
-    report = {"rows": rows, "budget": settings.CONTEXT_ALL_MAX_TOKENS}
+    report = {
+        "rows": rows,
+        "budget": settings.CONTEXT_ALL_MAX_TOKENS,
+        "embedding_p50_ms": embedding_p50(count),
+    }
     for name, common in (("specific", False), ("common", True)):
         report[name] = time_calls(tenant, queries(rows, count, common, seed=1 + int(common)))
         log(f"{rows:>8,} rows, {name:8s}: p50 {report[name]['p50_ms']} ms, p95 {report[name]['p95_ms']} ms")
