@@ -38,6 +38,10 @@ RELATIVE_DATE = re.compile(
 )
 
 
+# Relative, but naming no day: reported beside the dated expressions, not among them.
+VAGUE = re.compile(r"^(?:recently|lately)$", re.I)
+
+
 def session_messages(turns: list[Turn]) -> list[ChatMessage]:
     """A session's turns as chat messages: every speaker is a person (role user) with a name; the
     session's date plus one minute per turn keeps them in order."""
@@ -193,15 +197,19 @@ def date_resolution(tenant: Tenant, turns: list[Turn], questions: list[Question]
         for dia in ids or []:
             if dia in relative and expression:
                 resolved[dia] = expression
-    misses = [
-        {"dia_id": dia, "text": turn.text, "expression": RELATIVE_DATE.search(turn.text).group(0)}  # type: ignore[union-attr]
-        for dia, turn in sorted(relative.items())
-        if dia not in resolved
-    ]
+    misses = []
+    for dia, turn in sorted(relative.items()):
+        if dia not in resolved:
+            match = RELATIVE_DATE.search(turn.text)
+            misses.append({"dia_id": dia, "text": turn.text, "expression": match.group(0) if match else ""})
+    vague = [m for m in misses if VAGUE.match(m["expression"])]
+    dated = len(relative) - len(vague)
     return {
         "evidence_messages_with_relative_date": len(relative),
         "resolved": len(resolved),
         "share_resolved": round(len(resolved) / max(len(relative), 1), 4),
+        "vague_only": len(vague),  # "recently", "lately": no day to resolve
+        "share_resolved_of_dated": round(len(resolved) / max(dated, 1), 4),
         "misses": misses,
     }
 

@@ -30,6 +30,9 @@ _SPAN_ONLY = re.compile(
 _TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
 
 
+_FRAGMENT = re.compile(r"[,;:.!?()\n]+|\s+-\s+")
+
+
 @dataclass(frozen=True)
 class EventDate:
     when: datetime
@@ -54,19 +57,21 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
     if said_at is None:
         return None
     base = said_at if said_at.tzinfo else said_at.replace(tzinfo=UTC)
-    try:
-        from dateparser.search import search_dates
+    from dateparser.search import search_dates
 
-        found = search_dates(
-            text,
-            languages=["en"],
-            settings={"RELATIVE_BASE": _naive_utc(base), "PREFER_DATES_FROM": "past"},
-        )
-    except Exception as exc:  # a parser failure costs the date, never the message
-        logger.warning("date search failed: %s", exc)
-        found = None
-    for expression, when in found or []:
-        if _accepted(expression):
-            resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-            return EventDate(when=resolved, expression=_TRAILING_CONJUNCTION.sub("", expression.strip()))
+    settings = {"RELATIVE_BASE": _naive_utc(base), "PREFER_DATES_FROM": "past"}
+    # Searched phrase by phrase: dateparser's search misses a date that opens a longer sentence
+    # ("Last week, someone wrote me" finds nothing; "Last week" alone is found).
+    for fragment in _FRAGMENT.split(text):
+        if not fragment.strip():
+            continue
+        try:
+            found = search_dates(fragment, languages=["en"], settings=settings)
+        except Exception as exc:  # a parser failure costs the date, never the message
+            logger.warning("date search failed: %s", exc)
+            continue
+        for expression, when in found or []:
+            if _accepted(expression):
+                resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+                return EventDate(when=resolved, expression=_TRAILING_CONJUNCTION.sub("", expression.strip()))
     return EventDate(when=base.astimezone(UTC), expression="")

@@ -145,5 +145,7 @@ class Command(BaseCommand):
         dates = report["dates"]
         self.stdout.write(
             f"relative dates in evidence messages: {dates['resolved']}/"
-            f"{dates['evidence_messages_with_relative_date']} resolved ({dates['share_resolved']:.1%})"
+            f"{dates['evidence_messages_with_relative_date']} resolved ({dates['share_resolved']:.1%}); "
+            f"{dates['share_resolved_of_dated']:.1%} of those naming a day (without {dates['vague_only']} "
+            f"only 'recently' / 'lately')"
         )
