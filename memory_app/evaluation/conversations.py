@@ -109,7 +109,8 @@ def lineage_sources(tenant: Tenant, sources: dict[int, set[str]]) -> dict[int, s
     """Message ids per row, handed on from each row to the rows that replaced it."""
     successor = dict(Memory.objects.filter(tenant=tenant).values_list("id", "superseded_by_id"))
     out: dict[int, set[str]] = defaultdict(set)
-    for row, ids in sources.items():
+    for first, ids in sources.items():
+        row: int | None = first
         seen = set()
         while row is not None and row not in seen:
             seen.add(row)

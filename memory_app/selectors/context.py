@@ -257,9 +257,9 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
         count=count_tokens,
         priority=list(PARTS),
     )
-    for name, part in found.items():
+    for name, drafted in found.items():
         packed = composed.parts[name]
-        setattr(result, name, part.payload(packed.indices, packed.text, packed.tokens))
+        setattr(result, name, drafted.payload(packed.indices, packed.text, packed.tokens))
     result.formatted = composed.text
     result.tokens = {name: composed.parts[name].tokens if name in found else 0 for name in SHOWN}
     result.tokens["total"] = composed.tokens

@@ -139,10 +139,10 @@ def _store_extracted(
     # never one memory, so they skip the relation judge (an identical text in the scope is still the
     # same memory, by hash). The facts drawn from them go through the judge like any other memory.
     judged_messages = settings.INTERACTION_JUDGE_MESSAGES
-    messages = [p for p in pairs if p[0].extracted_by == "message"]
+    said = [p for p in pairs if p[0].extracted_by == "message"]
     facts = [p for p in pairs if p[0].extracted_by != "message"]
     plain = None if judged_messages else StoreOptions(deduplicate=False)
-    for group, options in ((messages, plain), (facts, None)):
+    for group, options in ((said, plain), (facts, None)):
         _store_pairs(tenant, group, options, result)
 
 
