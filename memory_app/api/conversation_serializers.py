@@ -1,6 +1,6 @@
 """Input of `POST /interactions` and `/interactions/batch`: a list of chat messages (or the older
 user_message / assistant_message pair), a speaker → user map and the extraction mode. Unknown fields
-and bad values are a 400 naming the field."""
+and bad values are a 400 naming the field (api/strict.py)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,11 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
+from memory_app.api.strict import StrictSerializer
 from memory_app.extraction import ChatMessage
 from memory_app.models.shortterm import MessageRole
 
 ID = {"max_length": 255, "required": False, "allow_blank": True, "default": ""}
-
-
-class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know: a misspelt option must not be silently ignored."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
 
 
 class ChatMessageSerializer(StrictSerializer):

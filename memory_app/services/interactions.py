@@ -168,6 +168,7 @@ def _store_pairs(
                     "event_type": item.event_type,
                     "outcome": outcome.outcome,
                     "memory_id": outcome.memory_id,
+                    "embedding_pending": outcome.embedding_pending,
                     "user_id": item.user_id,
                     "about": draft.about,
                     "event_date": item.event_date,

@@ -13,9 +13,9 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.conversation_serializers import (
     InteractionBatchInputSerializer,
     InteractionInputSerializer,
-    StrictSerializer,
 )
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.selectors.context import ContextRequest, context_all
@@ -37,6 +37,9 @@ class StoredMemorySerializer(serializers.Serializer):
     event_type = serializers.CharField()
     outcome = serializers.CharField()
     memory_id = serializers.IntegerField()
+    embedding_pending = serializers.BooleanField(
+        help_text="stored without a vector (embedding provider down); a task fills it in"
+    )
     user_id = serializers.CharField(help_text="the user the memory was stored under")
     about = serializers.CharField(help_text="the speaker the memory is about")
     event_date = serializers.DateTimeField(allow_null=True, help_text="when it happened, resolved")
@@ -92,6 +95,7 @@ STORED_EXAMPLE = OpenApiExample(
                 "event_type": "message",
                 "outcome": "created",
                 "memory_id": 42,
+                "embedding_pending": False,
                 "user_id": "u1",
                 "about": "Caroline",
                 "event_date": "2023-05-07T13:56:00Z",
@@ -243,7 +247,7 @@ class InteractionsBatchApi(APIView):
 class StatsApi(APIView):
     """`GET /api/v1/stats?user_id=&session_id=`: counts per kind, procedures, sessions, review backlog."""
 
-    class StatsParamsSerializer(serializers.Serializer):
+    class StatsParamsSerializer(StrictSerializer):
         user_id = serializers.CharField(required=False, max_length=255)
         session_id = serializers.CharField(required=False, max_length=255)
 
