@@ -52,7 +52,7 @@ def test_each_speaker_mapped_to_a_user_gets_the_memories_about_them(tenant_a, te
     assert "Caroline" in row.entities
     assert row.metadata["source_message_ids"] == ["D1:1"] and row.metadata["date_expression"] == "yesterday"
     assert row.context.startswith("Melanie: Wow, that's great!")
-    camping = Memory.objects.get(text__startswith="Melanie: I love painting")
+    camping = Memory.objects.get(text__startswith="Melanie: I love painting", status="active")
     assert camping.event_date.date().isoformat() == "2023-05-06"  # last Saturday before Monday 8 May
     assert camping.user_id == "u-melanie"
 
@@ -108,7 +108,7 @@ def test_a_history_is_imported_in_one_batch(tenant_a):
     assert r.status_code == 201, r.json()
     results = r.json()["results"]
     assert [res["session"]["session_id"] for res in results] == ["s1", "s2"]
-    pottery = Memory.objects.get(text="Caroline: I started a pottery class two weeks ago.")
+    pottery = Memory.objects.get(text="Caroline: I started a pottery class two weeks ago.", status="active")
     assert pottery.event_date.date().isoformat() == "2023-05-18"
     assert SessionMessage.objects.filter(session__tenant=tenant_a.tenant).count() == 5
 

@@ -40,7 +40,7 @@ def test_the_conversations_replay_through_interactions_and_are_scored_per_budget
     assert report["dates"]["evidence_messages_with_relative_date"] == 3
     assert report["dates"]["resolved"] == 3
     tenant = Tenant.objects.get(slug="tiny")
-    adopted = Memory.objects.get(tenant=tenant, text__startswith="Ana: Hi Ben! I adopted")
+    adopted = Memory.objects.get(tenant=tenant, text__startswith="Ana: Hi Ben! I adopted", status="active")
     assert adopted.event_date.date().isoformat() == "2023-05-07"
     assert adopted.metadata["source_message_ids"] == ["D1:1"]
     assert not Memory.objects.filter(tenant=tenant, text__contains="that's great").exists()
