@@ -299,6 +299,12 @@ PROCEDURE_RECOMMEND_THRESHOLD = env_float("PROCEDURE_RECOMMEND_THRESHOLD", 0.7, 
 # Cosine distance within which the nearest stored pattern counts as the same kind of query.
 PROCEDURE_MATCH_MAX_DISTANCE = env_float("PROCEDURE_MATCH_MAX_DISTANCE", 0.25, minimum=0.0, maximum=2.0)
 EXTRACTION_MODE = env_choice("EXTRACTION_MODE", "auto", ("auto", "llm", "rules"))
+# POST /interactions: messages per interaction; /interactions/batch: interactions per request.
+INTERACTION_MAX_MESSAGES = env_int("INTERACTION_MAX_MESSAGES", 500, minimum=1, maximum=100_000)
+INTERACTIONS_BATCH_MAX = env_int("INTERACTIONS_BATCH_MAX", 50, minimum=1, maximum=10_000)
+# Messages kept as said skip the relation judge (an utterance is an event; identical text is still
+# caught by hash); true sends them through it like the facts drawn from them.
+INTERACTION_JUDGE_MESSAGES = env_bool("INTERACTION_JUDGE_MESSAGES", False)
 # Forgetting: days without use after which a memory expires (0 = never); pinned rows never expire.
 MEMORY_TTL_DAYS_EPISODIC = env_int("MEMORY_TTL_DAYS_EPISODIC", 213, minimum=0, maximum=100_000)
 MEMORY_TTL_DAYS_SEMANTIC = env_int("MEMORY_TTL_DAYS_SEMANTIC", 213, minimum=0, maximum=100_000)
@@ -344,6 +350,19 @@ CONTEXT_SIMILARITY_WEIGHT = env_float("CONTEXT_SIMILARITY_WEIGHT", 0.6, minimum=
 CONTEXT_CONFIDENCE_WEIGHT = env_float("CONTEXT_CONFIDENCE_WEIGHT", 0.4, minimum=0.0, maximum=1.0)
 CONTEXT_MAX_TOKENS = env_int("CONTEXT_MAX_TOKENS", 1000, minimum=1, maximum=1_000_000)
 CONTEXT_CANDIDATES = env_int("CONTEXT_CANDIDATES", 200, minimum=1, maximum=10_000)
+# POST /context/all: default budget, and the shares of it each part may use first; what a part
+# leaves unused flows to the others (selectors/context.py). Shares are normalised to sum to 1.
+CONTEXT_ALL_MAX_TOKENS = env_int("CONTEXT_ALL_MAX_TOKENS", 2000, minimum=1, maximum=1_000_000)
+CONTEXT_ALL_SHARES = {
+    "short_term": env_float("CONTEXT_ALL_SHARE_SHORT_TERM", 0.3, minimum=0.0, maximum=1.0),
+    "episodic": env_float("CONTEXT_ALL_SHARE_EPISODIC", 0.45, minimum=0.0, maximum=1.0),
+    "semantic": env_float("CONTEXT_ALL_SHARE_SEMANTIC", 0.15, minimum=0.0, maximum=1.0),
+    "procedural": env_float("CONTEXT_ALL_SHARE_PROCEDURAL", 0.1, minimum=0.0, maximum=1.0),
+}
+if not sum(CONTEXT_ALL_SHARES.values()) > 0:
+    raise ImproperlyConfigured("CONTEXT_ALL_SHARE_* must not all be 0")
+# Memories per part considered for packing when the request gives no episodic/semantic limit.
+CONTEXT_ALL_CANDIDATES = env_int("CONTEXT_ALL_CANDIDATES", 60, minimum=1, maximum=1000)
 
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from memory_app.api.views.changes import ChangeUndoApi
-from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, StatsApi
+from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, InteractionsBatchApi, StatsApi
 from memory_app.api.views.health import HealthApi
 from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
@@ -29,6 +29,7 @@ urlpatterns = [
     path("users/<str:user_id>/memories", UserMemoriesApi.as_view(), name="user-memories"),
     path("context/all", ContextAllApi.as_view(), name="context-all"),
     path("interactions", InteractionsApi.as_view(), name="interactions"),
+    path("interactions/batch", InteractionsBatchApi.as_view(), name="interactions-batch"),
     path("stats", StatsApi.as_view(), name="stats"),
     # embeddings (issue 3)
     path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),

@@ -42,6 +42,7 @@ class Question:
     question: str
     category: int
     evidence: frozenset[str]
+    answer: str = ""
 
 
 def parse_date(value: str) -> datetime | None:
@@ -84,7 +85,8 @@ def load_locomo(path: Path) -> tuple[list[Turn], list[Question]]:
                 continue
             evidence = frozenset(EVIDENCE.findall(" ".join(map(str, qa.get("evidence", [])))))
             if evidence:
-                questions.append(Question(index, str(qa["question"]), category, evidence))
+                answer = str(qa.get("answer", "") or "")
+                questions.append(Question(index, str(qa["question"]), category, evidence, answer))
     return turns, questions
 
 

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from memory_app.extraction.conversation import ChatMessage, MemoryDraft, drafts_offline, message_memory
 from memory_app.extraction.rules import extract_rules
 from memory_app.extraction.types import ExtractedMemory, ExtractionResult
 from memory_app.llm_client import LlmUnavailable, llm_configured
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ExtractedMemory", "ExtractionResult", "extract_memories"]
+__all__ = [
+    "ChatMessage",
+    "ConversationExtraction",
+    "ExtractedMemory",
+    "ExtractionResult",
+    "MemoryDraft",
+    "extract_conversation",
+    "extract_memories",
+]
 
 
 def extract_memories(
@@ -33,3 +44,38 @@ def extract_memories(
         elif mode == "llm":
             warnings.append("no LLM configured; rule-based extraction used")
     return ExtractionResult(extract_rules(user_message), method="rules", warnings=warnings)
+
+
+@dataclass(frozen=True)
+class ConversationExtraction:
+    drafts: list[MemoryDraft]
+    method: str  # "llm" | "rules"
+    warnings: list[str] = field(default_factory=list)
+
+
+def extract_conversation(
+    messages: Sequence[ChatMessage], *, first: int = 0, mode: str | None = None
+) -> ConversationExtraction:
+    """Memories from messages[first:] (the ones before are context). Every substantive message is
+    kept as said in both modes; the facts come from one LLM call, or from the rules when no LLM is
+    configured or the call fails in any way (the failure is in `warnings`)."""
+    mode = mode or settings.EXTRACTION_MODE
+    limit = settings.MEMORY_MAX_TEXT_CHARS
+    warnings: list[str] = []
+    if mode in {"auto", "llm"}:
+        if llm_configured():
+            from memory_app.extraction.llm import extract_llm_conversation
+
+            try:
+                facts = extract_llm_conversation(messages, first)
+            except Exception as exc:  # any failure of the LLM path (transport, answer) falls back
+                logger.warning("LLM extraction failed, using the rule-based extractor: %s", exc)
+                warnings.append(f"LLM extraction failed ({exc}); rule-based extraction used")
+            else:
+                kept = [message_memory(messages, i, max_chars=limit) for i in range(first, len(messages))]
+                return ConversationExtraction([d for d in kept if d is not None] + facts, method="llm")
+        elif mode == "llm":
+            warnings.append("no LLM configured; rule-based extraction used")
+    return ConversationExtraction(
+        drafts_offline(messages, first=first, max_chars=limit), method="rules", warnings=warnings
+    )

@@ -48,6 +48,10 @@ class SessionMessage(models.Model):
     session = models.ForeignKey(ConversationSession, on_delete=models.CASCADE, related_name="messages")
     position = models.IntegerField()
     role = models.CharField(max_length=16, choices=MessageRole.choices)
+    # Who said it in a multi-party chat ("Caroline"); blank when the role says enough.
+    speaker = models.CharField(max_length=255, blank=True, default="")
+    # The client's own id of the message, recorded on the memories made from it.
+    client_message_id = models.CharField(max_length=255, blank=True, default="")
     content = models.TextField()
     token_count = models.IntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -20,12 +20,14 @@ def pack(
     count: Callable[[str], int],
     header: str = "",
     separator: str = "\n",
+    display: Sequence[int] | None = None,
 ) -> Packed:
     """Greedily take lines in rank order while the whole block stays within `budget` tokens.
 
     A line that does not fit is skipped (a shorter one further down may still fit). The block is
     counted as a whole at the end and trimmed from the bottom if tokens merged across boundaries
-    made the sum of parts wrong, so the result never exceeds the budget.
+    made the sum of parts wrong, so the result never exceeds the budget. `display` (one key per line)
+    orders the chosen lines in the text (a conversation packed newest first, shown oldest first).
     """
     if budget <= 0:
         return Packed(indices=[], text="", tokens=0)
@@ -39,7 +41,8 @@ def pack(
             chosen.append(index)
             used += cost
     while True:
-        text = _join(header, [lines[i] for i in chosen], separator)
+        shown = sorted(chosen, key=lambda i: display[i]) if display is not None else chosen
+        text = _join(header, [lines[i] for i in shown], separator)
         tokens = count(text) if text else 0
         if tokens <= budget:
             if not chosen:
@@ -52,3 +55,66 @@ def _join(header: str, lines: list[str], separator: str) -> str:
     if not lines:
         return ""
     return separator.join([header, *lines]) if header else separator.join(lines)
+
+
+@dataclass(frozen=True)
+class PartLines:
+    """One part of a composed context: its ranked lines, the header shown above them, and
+    optionally the order in which chosen lines are shown (see `pack`)."""
+
+    lines: Sequence[str]
+    header: str = ""
+    display: Sequence[int] | None = None
+
+
+@dataclass(frozen=True)
+class Composed:
+    parts: dict[str, Packed] = field(default_factory=dict)
+    text: str = ""
+    tokens: int = 0
+
+
+def _pack_part(part: PartLines, budget: int, count: Callable[[str], int]) -> Packed:
+    return pack(part.lines, budget=budget, count=count, header=part.header, display=part.display)
+
+
+def compose(
+    parts: Mapping[str, PartLines],
+    *,
+    budget: int,
+    shares: Mapping[str, float],
+    count: Callable[[str], int],
+    priority: Sequence[str] = (),
+    separator: str = "\n\n",
+) -> Composed:
+    """Pack several parts into one block of at most `budget` tokens.
+
+    The parts are joined in the order of `parts`. Each first gets its share of the budget (shares of
+    parts with nothing to show are spread over the others); what a part leaves unused then goes,
+    part by part in `priority` order (then the order of `parts`), to the parts that had more to
+    show. The joined block is counted as a whole and the lowest-priority part gives back lines until
+    it fits, so the block never exceeds `budget`.
+    """
+    ranked = [*[n for n in priority if n in parts], *[n for n in parts if n not in priority]]
+    names = [name for name in ranked if parts[name].lines]
+    packed: dict[str, Packed] = {name: Packed([], "", 0) for name in parts}
+    if budget <= 0 or not names:
+        return Composed(parts=packed)
+    reserve = count(separator) * (len(names) - 1)
+    available = max(budget - reserve, 0)
+    weight = sum(max(shares.get(name, 0.0), 0.0) for name in names)
+    for name in names:
+        share = max(shares.get(name, 0.0), 0.0) / weight if weight else 1 / len(names)
+        packed[name] = _pack_part(parts[name], int(available * share), count)
+    for name in names:
+        left = available - sum(p.tokens for p in packed.values())
+        if left > 0 and len(packed[name].indices) < len(parts[name].lines):
+            packed[name] = _pack_part(parts[name], packed[name].tokens + left, count)
+    while True:
+        text = separator.join(p.text for p in packed.values() if p.text)
+        tokens = count(text) if text else 0
+        if tokens <= budget:
+            return Composed(parts=packed, text=text, tokens=tokens)
+        name = next(n for n in reversed(names) if packed[n].tokens)
+        over = tokens - budget
+        packed[name] = _pack_part(parts[name], max(packed[name].tokens - over, 0), count)

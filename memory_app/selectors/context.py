@@ -1,7 +1,11 @@
-"""retrieve_all_context: the four kinds of memory for one agent turn, each formatted for a prompt.
+"""context_all: the four kinds of memory for one agent turn, formatted for a prompt within a budget.
 
 Each part runs on its own (inside its own savepoint, so a failed query cannot poison the others);
-a part that fails is reported in `errors` and the others are still returned.
+a part that fails is reported in `errors` and the others are still returned. The parts are then
+packed into `max_tokens` (tiktoken, as /context counts): each part first gets its share
+(CONTEXT_ALL_SHARES), what a part leaves unused flows to the others in the order episodic,
+short-term, semantic, procedural (retrieval/packing.py `compose`). The response never holds more
+than `max_tokens` tokens of formatted text and reports the tokens of each part.
 """
 
 from __future__ import annotations
@@ -9,12 +13,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
+from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
+from memory_app.retrieval.packing import PartLines, compose
 from memory_app.selectors.procedures import procedure_suggest
 from memory_app.selectors.search_types import SearchFilters
 from memory_app.selectors.sessions import session_find, session_messages
@@ -34,8 +42,9 @@ class ContextRequest:
     include_semantic: bool = True
     include_procedural: bool = True
     short_term_limit: int = 20
-    episodic_limit: int = 5
-    semantic_limit: int = 5
+    episodic_limit: int | None = None  # None: as many as fit, up to CONTEXT_ALL_CANDIDATES
+    semantic_limit: int | None = None
+    max_tokens: int | None = None  # None: CONTEXT_ALL_MAX_TOKENS
 
 
 @dataclass
@@ -45,16 +54,36 @@ class ContextResult:
     semantic: dict[str, Any] | None = None
     procedural: dict[str, Any] | None = None
     errors: list[dict[str, str]] = field(default_factory=list)
+    max_tokens: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)  # per part and "total"
+    formatted: str = ""
 
     @property
     def counts(self) -> dict[str, int]:
         parts = ("short_term", "episodic", "semantic", "procedural")
         return {p: (getattr(self, p) or {}).get("count", 0) for p in parts}
 
+
+@dataclass
+class Part:
+    """A part before packing: its candidate lines in rank order, the JSON item behind each line,
+    and the rest of the part's JSON (summary, recommendation...)."""
+
+    title: str = ""
+    lines: list[str] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    items_key: str = "memories"
+    extra: dict[str, Any] = field(default_factory=dict)
+    chronological: bool = False  # ranked newest first, shown oldest first
+
+    def payload(self, indices: list[int], text: str, tokens: int) -> dict[str, Any]:
+        chosen = sorted(indices, key=self.display.__getitem__) if self.display else indices
+        items = [self.items[i] for i in chosen]
+        return {"formatted": text, "count": len(items), "tokens": tokens, self.items_key: items, **self.extra}
+
     @property
-    def formatted(self) -> str:
-        parts = [self.short_term, self.semantic, self.episodic, self.procedural]
-        return "\n\n".join(p["formatted"] for p in parts if p and p.get("formatted"))
+    def display(self) -> list[int] | None:
+        return list(range(len(self.lines) - 1, -1, -1)) if self.chronological else None
 
 
 def search_memories(
@@ -67,6 +96,8 @@ def search_memories(
     rows = []
     for hit in result.hits:
         memory = getattr(hit, "memory", None)
+        metadata = getattr(memory, "metadata", None) or {}
+        event_date = getattr(memory, "event_date", None)
         rows.append(
             {
                 "id": memory.pk if memory is not None else hit.memory_id,
@@ -75,60 +106,96 @@ def search_memories(
                 "score": float(hit.score),
                 "category": getattr(memory, "category", ""),
                 "created_at": getattr(memory, "created_at", None),
+                "event_date": event_date,
+                "said_at": metadata.get("said_at") if isinstance(metadata, dict) else None,
+                "member_ids": list(getattr(hit, "member_ids", []) or []),
             }
         )
     return rows
 
 
-def _short_term(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
+def _day(value: Any) -> str:
+    """'8 May 2023' from a datetime or an ISO string; "" when there is none."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return ""
+    return f"{value.day} {value:%B %Y}" if isinstance(value, datetime) else ""
+
+
+def memory_line(row: dict[str, Any], *, with_category: bool) -> str:
+    """ "- [8 May 2023] Caroline: I went to a support group yesterday (event date: 7 May 2023)":
+    when it was said, and when it happened if that is another day."""
+    said, event = _day(row.get("said_at")), _day(row.get("event_date"))
+    prefix = f"[{said or event}] " if said or event else ""
+    suffix = f" (event date: {event})" if said and event and event != said else ""
+    category = f" [{row['category']}]" if with_category and row.get("category") else ""
+    return f"- {prefix}{row['text']}{suffix}{category}"
+
+
+def _short_term(tenant: Tenant, req: ContextRequest) -> Part:
     session = session_find(tenant=tenant, session_id=req.session_id) if req.session_id else None
+    extra = {"summary": "", "trimmed_count": 0}
     if session is None:
-        return {"formatted": "", "count": 0, "summary": "", "messages": [], "trimmed_count": 0}
-    messages = session_messages(session=session, limit=req.short_term_limit)
-    lines = []
+        return Part(items_key="messages", extra=extra)
+    messages = list(session_messages(session=session, limit=req.short_term_limit))
+    extra = {"summary": session.summary, "trimmed_count": session.trimmed_count}
+    part = Part(title="Recent conversation:", items_key="messages", extra=extra, chronological=True)
+    for m in reversed(messages):  # newest first: the budget keeps the latest turns
+        part.lines.append(f"{m.speaker or m.role}: {m.content}")
+        part.items.append(
+            {"position": m.position, "role": m.role, "speaker": m.speaker, "content": m.content}
+        )
     if session.summary:
-        lines.append(f"Summary of the earlier conversation: {session.summary}")
-    if messages:
-        lines.append("Recent conversation:")
-        lines.extend(f"{m.role}: {m.content}" for m in messages)
-    return {
-        "formatted": "\n".join(lines),
-        "count": len(messages),
-        "summary": session.summary,
-        "trimmed_count": session.trimmed_count,
-        "messages": [{"position": m.position, "role": m.role, "content": m.content} for m in messages],
-    }
+        # The summary is ranked after the newest turns but shown before every message.
+        part.lines.append(f"Summary of the earlier conversation: {session.summary}")
+        part.items.append({"position": -1, "role": "summary", "speaker": "", "content": session.summary})
+    return part
 
 
-def _memories_part(title: str, rows: list[dict[str, Any]], *, with_category: bool) -> dict[str, Any]:
-    lines = [f"{title}:"] if rows else []
-    for row in rows:
-        suffix = f" [{row['category']}]" if with_category and row.get("category") else ""
-        lines.append(f"- {row['text']}{suffix}")
-    return {"formatted": "\n".join(lines), "count": len(rows), "memories": rows}
+def _memories_part(title: str, rows: list[dict[str, Any]], *, with_category: bool) -> Part:
+    return Part(
+        title=f"{title}:",
+        lines=[memory_line(row, with_category=with_category) for row in rows],
+        items=rows,
+    )
 
 
-def _episodic(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
+def _limit(value: int | None, req: ContextRequest) -> int:
+    """The client's limit, else what the budget could hold (a memory line is rarely under 25
+    tokens), at most CONTEXT_ALL_CANDIDATES: fetching more only costs time."""
+    if value is not None:
+        return value
+    budget = settings.CONTEXT_ALL_MAX_TOKENS if req.max_tokens is None else req.max_tokens
+    return max(5, min(settings.CONTEXT_ALL_CANDIDATES, budget // 25))
+
+
+def _episodic(tenant: Tenant, req: ContextRequest) -> Part:
     if not req.user_id:
         raise ApplicationError(
             "episodic memory needs a user_id", fields={"user_id": ["Required for episodic."]}
         )
     filters = SearchFilters(user_id=req.user_id, kind="episodic", namespace=req.namespace)
-    rows = search_memories(tenant=tenant, query=req.query, filters=filters, limit=req.episodic_limit)
+    rows = search_memories(
+        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.episodic_limit, req)
+    )
     return _memories_part("What you know about the user", rows, with_category=False)
 
 
-def _semantic(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
+def _semantic(tenant: Tenant, req: ContextRequest) -> Part:
     filters = SearchFilters(user_id="", kind="semantic", namespace=req.namespace)
-    rows = search_memories(tenant=tenant, query=req.query, filters=filters, limit=req.semantic_limit)
+    rows = search_memories(
+        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.semantic_limit, req)
+    )
     return _memories_part("Relevant knowledge", rows, with_category=True)
 
 
-def _procedural(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
+def _procedural(tenant: Tenant, req: ContextRequest) -> Part:
     suggestion = procedure_suggest(tenant=tenant, query=req.query, user_id=req.user_id)
     proc = suggestion.procedure
     if proc is None:
-        return {"formatted": "", "count": 0, "recommendation": None}
+        return Part(items_key="procedures", extra={"recommendation": None})
     recommendation = {
         "procedure_id": proc.pk,
         "pattern": proc.pattern,
@@ -141,31 +208,37 @@ def _procedural(tenant: Tenant, req: ContextRequest) -> dict[str, Any]:
         "avg_success_score": proc.avg_success_score,
         "avg_execution_time_ms": proc.avg_execution_time_ms,
     }
-    formatted = ""
+    part = Part(items_key="procedures", extra={"recommendation": recommendation})
     if suggestion.recommended:
-        formatted = (
+        part.lines.append(
             f"A tool sequence that worked for similar requests: {' -> '.join(map(str, proc.tool_sequence))} "
             f"(confidence {suggestion.confidence:.2f} over {proc.execution_count} runs)."
         )
-    return {"formatted": formatted, "count": 1, "recommendation": recommendation}
+        part.items.append(recommendation)
+    return part
 
 
-PARTS: dict[str, Callable[[Tenant, ContextRequest], dict[str, Any]]] = {
-    "short_term": _short_term,
+# In priority order: what a part leaves of its share goes first to the parts listed first.
+PARTS: dict[str, Callable[[Tenant, ContextRequest], Part]] = {
     "episodic": _episodic,
+    "short_term": _short_term,
     "semantic": _semantic,
     "procedural": _procedural,
 }
+# The order of the parts in the formatted text.
+SHOWN = ("short_term", "semantic", "episodic", "procedural")
 
 
 def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
-    result = ContextResult()
+    budget = settings.CONTEXT_ALL_MAX_TOKENS if request.max_tokens is None else request.max_tokens
+    result = ContextResult(max_tokens=budget)
+    found: dict[str, Part] = {}
     for name, part in PARTS.items():
         if not getattr(request, f"include_{name}"):
             continue
         try:
             with transaction.atomic():
-                setattr(result, name, part(tenant, request))
+                found[name] = part(tenant, request)
         except ApplicationError as exc:
             result.errors.append({"part": name, "code": exc.code, "message": exc.message})
         except Exception as exc:  # one failed part (embedding provider, database) never fails the call
@@ -173,4 +246,21 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
             result.errors.append(
                 {"part": name, "code": "unavailable", "message": f"{type(exc).__name__}: {exc}"}
             )
+    composed = compose(
+        {
+            name: PartLines(found[name].lines, found[name].title, found[name].display)
+            for name in SHOWN
+            if name in found
+        },
+        budget=budget,
+        shares=settings.CONTEXT_ALL_SHARES,
+        count=count_tokens,
+        priority=list(PARTS),
+    )
+    for name, drafted in found.items():
+        packed = composed.parts[name]
+        setattr(result, name, drafted.payload(packed.indices, packed.text, packed.tokens))
+    result.formatted = composed.text
+    result.tokens = {name: composed.parts[name].tokens if name in found else 0 for name in SHOWN}
+    result.tokens["total"] = composed.tokens
     return result

@@ -39,27 +39,28 @@ def bm25_candidates(
     where, params = filter_sql(tenant=tenant, filters=filters)
     sql = f"""
         WITH terms AS MATERIALIZED (
-            SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))
+            SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
         ),
         q AS MATERIALIZED (
             SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query
         ),
         matched AS MATERIALIZED (
-            SELECT m.id, m.search_vector AS sv FROM {MEMORY_TABLE} m, q
+            SELECT m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl FROM {MEMORY_TABLE} m, q
             WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where}
         ),
-        stats AS (
+        stats AS MATERIALIZED (
             SELECT count(*)::float8 AS n, greatest(avg(length(m.search_vector)), 1)::float8 AS avgdl
             FROM {MEMORY_TABLE} m WHERE {where}
         ),
         tf AS (
-            SELECT x.id, u.lexeme, length(x.sv)::float8 AS dl,
+            SELECT x.id, u.lexeme, x.dl,
                    sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
             FROM matched x
+            CROSS JOIN terms
             CROSS JOIN LATERAL unnest(x.sv) u
             CROSS JOIN LATERAL unnest(u.weights) w
-            WHERE u.lexeme IN (SELECT lexeme FROM terms)
-            GROUP BY x.id, u.lexeme, x.sv
+            WHERE u.lexeme = ANY(terms.lexemes)
+            GROUP BY x.id, u.lexeme, x.dl
         ),
         df AS (SELECT lexeme, count(*)::float8 AS df FROM tf WHERE tf > 0 GROUP BY lexeme)
         SELECT tf.id,

@@ -33,6 +33,8 @@ class MessageInput:
     role: str
     content: str
     created_at: datetime | None = None
+    speaker: str = ""
+    client_message_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ def session_append(
             session=session,
             position=position,
             role=message.role,
+            speaker=message.speaker,
+            client_message_id=message.client_message_id,
             content=content,
             token_count=count_tokens(content),
         )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from django.conf import settings
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.conversation_serializers import (
+    InteractionBatchInputSerializer,
+    InteractionInputSerializer,
+)
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
@@ -35,6 +40,71 @@ class StoredMemorySerializer(serializers.Serializer):
     embedding_pending = serializers.BooleanField(
         help_text="stored without a vector (embedding provider down); a task fills it in"
     )
+    user_id = serializers.CharField(help_text="the user the memory was stored under")
+    about = serializers.CharField(help_text="the speaker the memory is about")
+    event_date = serializers.DateTimeField(allow_null=True, help_text="when it happened, resolved")
+    source_message_ids = serializers.ListField(child=serializers.CharField())
+
+
+INTERACTION_EXAMPLE = OpenApiExample(
+    "a multi-party conversation",
+    request_only=True,
+    value={
+        "session_id": "s1",
+        "user_id": "u1",
+        "messages": [
+            {
+                "role": "user",
+                "speaker": "Caroline",
+                "content": "I went to a LGBTQ support group yesterday and it was so powerful.",
+                "timestamp": "2023-05-08T13:56:00Z",
+                "message_id": "D1:3",
+            },
+            {
+                "role": "user",
+                "speaker": "Melanie",
+                "content": "Wow! My daughter Mia just turned 7 last week.",
+                "timestamp": "2023-05-08T13:57:00Z",
+                "message_id": "D1:4",
+            },
+        ],
+        "speakers": {"Caroline": "u1", "Melanie": "u2"},
+        "extraction": "rules",
+    },
+)
+PAIR_EXAMPLE = OpenApiExample(
+    "one agent turn",
+    request_only=True,
+    value={
+        "session_id": "s1",
+        "user_id": "u1",
+        "user_message": "I love hiking in the mountains. Can you plan a trip?",
+        "assistant_message": "Sure! How about the Alps in June?",
+    },
+)
+STORED_EXAMPLE = OpenApiExample(
+    "stored memories",
+    response_only=True,
+    status_codes=["201"],
+    value={
+        "extraction_method": "rules",
+        "memories": [
+            {
+                "text": "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+                "kind": "episodic",
+                "event_type": "message",
+                "outcome": "created",
+                "memory_id": 42,
+                "embedding_pending": False,
+                "user_id": "u1",
+                "about": "Caroline",
+                "event_date": "2023-05-07T13:56:00Z",
+                "source_message_ids": ["D1:3"],
+            }
+        ],
+        "warnings": [],
+    },
+)
 
 
 class ContextAllApi(APIView):
@@ -51,8 +121,19 @@ class ContextAllApi(APIView):
         include_semantic = serializers.BooleanField(required=False, default=True)
         include_procedural = serializers.BooleanField(required=False, default=True)
         short_term_limit = serializers.IntegerField(required=False, default=20, min_value=1, max_value=500)
-        episodic_limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=100)
-        semantic_limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=100)
+        episodic_limit = serializers.IntegerField(
+            required=False, default=None, min_value=1, max_value=100, help_text="default: as many as fit"
+        )
+        semantic_limit = serializers.IntegerField(
+            required=False, default=None, min_value=1, max_value=100, help_text="default: as many as fit"
+        )
+        max_tokens = serializers.IntegerField(
+            required=False,
+            default=None,
+            min_value=1,
+            max_value=200_000,
+            help_text=f"token budget of the answer (tiktoken); default {settings.CONTEXT_ALL_MAX_TOKENS}",
+        )
 
     class ContextAllOutputSerializer(serializers.Serializer):
         short_term = serializers.DictField(allow_null=True)
@@ -62,9 +143,39 @@ class ContextAllApi(APIView):
         counts = serializers.DictField(child=serializers.IntegerField())
         formatted = serializers.CharField(help_text="every part, ready to paste into a prompt")
         errors = serializers.ListField(child=PartErrorSerializer())
+        max_tokens = serializers.IntegerField(help_text="the budget applied")
+        tokens = serializers.DictField(
+            child=serializers.IntegerField(), help_text="tokens of each part and of `formatted` (total)"
+        )
 
     @extend_schema(
-        request=ContextAllInputSerializer, responses={200: ContextAllOutputSerializer, 400: ErrorSerializer}
+        request=ContextAllInputSerializer,
+        responses={200: ContextAllOutputSerializer, 400: ErrorSerializer},
+        examples=[
+            OpenApiExample(
+                "a budgeted turn",
+                request_only=True,
+                value={
+                    "query": "When did Caroline go to the support group?",
+                    "user_id": "u1",
+                    "max_tokens": 1000,
+                },
+            ),
+            OpenApiExample(
+                "token report",
+                response_only=True,
+                value={
+                    "max_tokens": 1000,
+                    "tokens": {
+                        "short_term": 0,
+                        "semantic": 0,
+                        "episodic": 412,
+                        "procedural": 0,
+                        "total": 412,
+                    },
+                },
+            ),
+        ],
     )
     def post(self, request: Request) -> Response:
         data = self.ContextAllInputSerializer(data=request.data)
@@ -76,27 +187,7 @@ class ContextAllApi(APIView):
 class InteractionsApi(APIView):
     """`POST /api/v1/interactions`: store one turn into short-term, episodic and procedural memory."""
 
-    class InteractionInputSerializer(StrictSerializer):
-        session_id = serializers.CharField(max_length=255)
-        user_message = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
-        assistant_message = serializers.CharField(
-            max_length=1_000_000, required=False, default="", allow_blank=True, trim_whitespace=False
-        )
-        user_id = serializers.CharField(**ID)
-        agent_id = serializers.CharField(**ID)
-        namespace = serializers.CharField(max_length=255, required=False, default="default")
-        extract = serializers.BooleanField(required=False, default=True)
-        query = serializers.CharField(max_length=4000, **{k: v for k, v in ID.items() if k != "max_length"})
-        tool_sequence = serializers.ListField(
-            child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
-        )
-        execution_time_ms = serializers.FloatField(required=False, min_value=0.0, max_value=1e9)
-        success_score = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
-
-        def validate(self, attrs: dict) -> dict:
-            if attrs.get("tool_sequence") and attrs.get("success_score") is None:
-                raise serializers.ValidationError({"success_score": ["Required with a tool_sequence."]})
-            return attrs
+    InteractionInputSerializer = InteractionInputSerializer
 
     class InteractionOutputSerializer(serializers.Serializer):
         session = SessionOutputSerializer()
@@ -109,12 +200,48 @@ class InteractionsApi(APIView):
     @extend_schema(
         request=InteractionInputSerializer,
         responses={201: InteractionOutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+        examples=[INTERACTION_EXAMPLE, PAIR_EXAMPLE, STORED_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
         data = self.InteractionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = interaction_store(tenant=tenant_of(request), data=InteractionInput(**data.validated_data))
         return Response(self.InteractionOutputSerializer(result).data, status=201)
+
+
+class InteractionsBatchApi(APIView):
+    """`POST /api/v1/interactions/batch`: import a history, interactions stored in order (at most
+    INTERACTIONS_BATCH_MAX per request); each is stored as `POST /interactions` stores it."""
+
+    class InteractionBatchOutputSerializer(serializers.Serializer):
+        results = InteractionsApi.InteractionOutputSerializer(many=True)
+
+    @extend_schema(
+        request=InteractionBatchInputSerializer,
+        responses={201: InteractionBatchOutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
+        examples=[
+            OpenApiExample(
+                "two sessions of a history",
+                request_only=True,
+                value={
+                    "interactions": [
+                        INTERACTION_EXAMPLE.value,
+                        {**INTERACTION_EXAMPLE.value, "session_id": "s2"},
+                    ]
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = InteractionBatchInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = tenant_of(request)
+        results = [
+            interaction_store(tenant=tenant, data=InteractionInput(**item))
+            for item in data.validated_data["interactions"]
+        ]
+        output = InteractionsApi.InteractionOutputSerializer(results, many=True).data
+        return Response({"results": output}, status=201)
 
 
 class StatsApi(APIView):

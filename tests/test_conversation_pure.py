@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_app.extraction.conversation import ChatMessage, drafts_offline
+from memory_app.extraction.dates import resolve_event_date
+from memory_app.extraction.smalltalk import is_small_talk
+
+MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "day", "expression"),
+    [
+        ("I went to a support group yesterday.", "2023-05-07", "yesterday"),
+        ("We went camping last Saturday.", "2023-05-06", "last Saturday"),
+        ("I'm moving to Paris next month!", "2023-06-08", "next month"),
+        ("I painted that two weeks ago.", "2023-04-24", "two weeks ago"),
+        ("I love painting.", "2023-05-08", ""),  # no date named: the message's own day
+        ("We may go now.", "2023-05-08", ""),  # "We" and "may" are words here, not dates
+    ],
+)
+def test_relative_dates_resolve_against_the_message_time(text, day, expression):
+    found = resolve_event_date(text, MONDAY)
+    assert found is not None
+    assert (found.when.date().isoformat(), found.expression) == (day, expression)
+
+
+def test_without_a_timestamp_there_is_no_event_date():
+    assert resolve_event_date("yesterday", None) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["Thanks!", "Wow, that's great", "Sounds good, talk to you soon!", "Haha yeah totally", ";)"]
+)
+def test_acknowledgements_are_small_talk(text):
+    assert is_small_talk(text)
+
+
+@pytest.mark.parametrize("text", ["Paris!", "Got a dog", "Thanks! I ran 5k today", "Wow, Mia turned seven"])
+def test_anything_that_states_something_is_not_small_talk(text):
+    assert not is_small_talk(text)
+
+
+def test_the_assistant_is_context_and_first_and_second_person_go_to_the_right_person():
+    messages = [
+        ChatMessage("user", "I love jazz.", "Ana", MONDAY, "m1"),
+        ChatMessage("user", "You're a great cook. I have two cats.", "Ben", MONDAY, "m2"),
+        ChatMessage("assistant", "I love helping you both!", "", MONDAY, "m3"),
+    ]
+    drafts = drafts_offline(messages)
+    facts = {(d.text, d.about, d.source_message_ids) for d in drafts if d.extracted_by == "rules"}
+    assert facts == {
+        ("Ana loves jazz", "Ana", ("m1",)),
+        ("Ana is a great cook", "Ana", ("m2",)),
+        ("Ben has two cats", "Ben", ("m2",)),
+    }
+    kept = [d.text for d in drafts if d.extracted_by == "message"]
+    assert kept == ["Ana: I love jazz.", "Ben: You're a great cook. I have two cats."]
