@@ -145,6 +145,20 @@ CELERY_TASK_TIME_LIMIT = env_int("TASK_TIME_LIMIT_SECONDS", 2100, minimum=20, ma
 if CELERY_TASK_TIME_LIMIT <= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("TASK_TIME_LIMIT_SECONDS must be greater than TASK_SOFT_TIME_LIMIT_SECONDS")
 TASK_MAX_RETRIES = env_int("TASK_MAX_RETRIES", 5, minimum=0, maximum=100)
+# Tasks are acknowledged after they finish (acks_late) and a task whose worker died is rejected back
+# to the queue (reject_on_worker_lost). Redis hands an unacknowledged message to another worker once
+# this long has passed since delivery (a whole worker host lost), so it must exceed the hard time
+# limit, or a long task still running would be delivered twice (the job claim makes that harmless).
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env_int(
+    "CELERY_VISIBILITY_TIMEOUT_SECONDS", CELERY_TASK_TIME_LIMIT + 300, minimum=10, maximum=864_000
+)
+if CELERY_VISIBILITY_TIMEOUT_SECONDS <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "CELERY_VISIBILITY_TIMEOUT_SECONDS must be greater than TASK_TIME_LIMIT_SECONDS"
+    )
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS}
+# Publishing a task to a dead broker gives up after ~1 s instead of blocking the request or command.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.3}
 COMPACTION_INTERVAL_MINUTES = env_int("COMPACTION_INTERVAL_MINUTES", 360, minimum=1, maximum=100_000)
 REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
     "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
@@ -168,8 +182,17 @@ COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 5_000, minimum=
 # share the machine; a dedicated box gains from its core count.
 COMPACTION_BLAS_THREADS = env_int("COMPACTION_BLAS_THREADS", 1, minimum=0, maximum=256)
 COMPACTION_MAX_GROUP_SIZE = env_int("COMPACTION_MAX_GROUP_SIZE", 20, minimum=2, maximum=1000)
-# A job whose heartbeat is older than this is taken over by the next run (its worker died).
-MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 3600, minimum=60, maximum=864_000)
+# A running job writes a heartbeat this often (and after every scope), from a thread, so a long
+# scope still shows the worker alive.
+MAINTENANCE_JOB_HEARTBEAT_SECONDS = env_int("MAINTENANCE_JOB_HEARTBEAT_SECONDS", 15, minimum=1, maximum=3600)
+# A job without a heartbeat (or, queued, without being handed out) for this long is stale: its worker
+# died or its message was lost. A redelivered task or the periodic scheduler takes it over and it
+# resumes from its cursor. At least three heartbeats, so one slow database write is not a death.
+MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 90, minimum=3, maximum=86_400)
+if MAINTENANCE_JOB_STALE_SECONDS < 3 * MAINTENANCE_JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "MAINTENANCE_JOB_STALE_SECONDS must be at least 3 x MAINTENANCE_JOB_HEARTBEAT_SECONDS"
+    )
 
 # --- Embeddings and LLM ---------------------------------------------------------------------
 EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai"))
