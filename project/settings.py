@@ -339,6 +339,11 @@ CONTEXT_CONFIDENCE_WEIGHT = env_float("CONTEXT_CONFIDENCE_WEIGHT", 0.4, minimum=
 CONTEXT_MAX_TOKENS = env_int("CONTEXT_MAX_TOKENS", 1000, minimum=1, maximum=1_000_000)
 CONTEXT_CANDIDATES = env_int("CONTEXT_CANDIDATES", 200, minimum=1, maximum=10_000)
 
+# --- Health -----------------------------------------------------------------------------------
+# Each readiness check (database, broker) gets this long; they run concurrently, so a dead broker
+# costs /api/v1/health/ready this much, never a connection timeout.
+HEALTH_CHECK_TIMEOUT_SECONDS = env_float("HEALTH_CHECK_TIMEOUT_SECONDS", 0.5, minimum=0.05, maximum=10.0)
+
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
 LOGGING = {
