@@ -220,6 +220,13 @@ OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
     "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
 )
 EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
+# The local model embeds the texts of concurrent requests of one process in one forward pass,
+# waiting up to EMBEDDING_LOCAL_BATCH_WAIT_MS for company (embeddings/batching.py, bench/load.py).
+EMBEDDING_LOCAL_BATCHING = env_bool("EMBEDDING_LOCAL_BATCHING", True)
+EMBEDDING_LOCAL_BATCH_WAIT_MS = env_float("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, minimum=0.0, maximum=100.0)
+EMBEDDING_LOCAL_MAX_BATCH = env_int("EMBEDDING_LOCAL_MAX_BATCH", 32, minimum=1, maximum=1024)
+# torch threads per process (0 = torch's default, all cores): 1 when several web workers share cores.
+EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", 0, minimum=0, maximum=256)
 # Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
 EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
 SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)

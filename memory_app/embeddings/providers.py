@@ -38,8 +38,10 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings.local import local_embed
+        from memory_app.embeddings.local import local_batcher, local_embed
 
+        if settings.EMBEDDING_LOCAL_BATCHING:  # one forward pass for concurrent requests
+            return np.asarray(local_batcher().embed(texts))
         return local_embed(texts)
 
     def requests_for(self, texts: list[str]) -> int:
