@@ -2,6 +2,7 @@
 
     python bench/load.py [--quick] [--json] [--rows N] [--users U] [--clients C] [--duration S]
                          [--workers W] [--threads T] [--batching on|off] [--max-requests N]
+    python bench/load.py --batcher [--quick] [--json]   # the micro-batcher alone, in-process
 
 One tenant holds --rows memories over --users users (100,000 over 100 for the full run; 10,000 over
 20 with --quick) in a database of its own (`memory_bench_load_<rows>`, loaded once with COPY and
@@ -355,6 +356,64 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
     }
 
 
+def batcher_bench(args: argparse.Namespace) -> None:
+    """The micro-batcher alone, in this process: T threads each embedding one text at a time, one
+    torch thread, with and without batching; texts per second and CPU ms per text."""
+    import threading
+
+    import load_data
+    import torch
+
+    from memory_app.embeddings.batching import MicroBatcher
+    from memory_app.embeddings.local import local_embed
+
+    torch.set_num_threads(1)
+    texts = [f"{sentence} ({i})" for i, sentence in enumerate(load_data.sentences()[:2000])]
+    local_embed(["warm-up"])
+    per_thread = 10 if args.quick else 40
+
+    def measure(embed, threads: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+        def work(k: int) -> None:
+            for j in range(per_thread):
+                embed([texts[(k * per_thread + j) % len(texts)]])
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        n = threads * per_thread
+        return round(n / (time.perf_counter() - wall), 1), round((time.process_time() - cpu) * 1000 / n, 2)
+
+    rows = []
+    for threads in (1, 4, 8):
+        rate, cpu = measure(local_embed, threads)
+        rows.append({"threads": threads, "batching": "off", "texts_per_second": rate, "cpu_ms_per_text": cpu})
+        for wait_ms in (0.0, 2.0, 5.0):
+            batcher = MicroBatcher(local_embed, wait_seconds=wait_ms / 1000, max_batch=32)
+            rate, cpu = measure(batcher.embed, threads)
+            rows.append(
+                {
+                    "threads": threads,
+                    "batching": f"wait {wait_ms:g} ms",
+                    "texts_per_second": rate,
+                    "cpu_ms_per_text": cpu,
+                    "mean_batch": round(batcher.texts / max(batcher.batches, 1), 2),
+                }
+            )
+        log(
+            f"  threads {threads}: "
+            + "; ".join(f"{r['batching']} {r['cpu_ms_per_text']} ms/text" for r in rows[-4:])
+        )
+    result = {
+        "benchmark": "load_batcher",
+        "rows": rows,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    benchenv.write_results(ROOT / "bench" / "results" / "load_batcher.json", result, print_json=args.json)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 memories over 20 users, 20 s")
@@ -370,12 +429,16 @@ def main() -> None:
     parser.add_argument("--torch-threads", type=int, help="torch threads per worker (config default: 1)")
     parser.add_argument("--batching", choices=("on", "off"), default="on", help="local-model micro-batching")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--batcher", action="store_true", help="only the micro-batcher, in-process")
     args = parser.parse_args()
     args.rows = args.rows or (10_000 if args.quick else 100_000)
     args.users = args.users or (20 if args.quick else 100)
     args.duration = args.duration or (20.0 if args.quick else 60.0)
 
     django.setup()
+    if args.batcher:
+        batcher_bench(args)
+        return
     from memory_app.services.api_keys import api_key_issue
 
     tenant, name = prepare(args.rows, args.users)

@@ -84,11 +84,17 @@ def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     The rows are locked in id order first: two concurrent searches returning overlapping rows in
     different orders would otherwise deadlock (PostgreSQL breaks it after deadlock_timeout, 1 s,
     and one of the counts is lost); in one order the second simply waits for the first.
+
+    Run on its own (after a search committed), the commit does not wait for the WAL flush: an
+    access count is a statistic, and a read should not pay a disk sync for it. Inside a caller's
+    transaction the caller's durability is left alone.
     """
     if not memory_ids:
         return 0
     table = Memory._meta.db_table
     with connection.cursor() as cursor:
+        if len(connection.atomic_blocks) == 1:  # this function's own transaction only
+            cursor.execute("SET LOCAL synchronous_commit = off")
         cursor.execute(
             f"""
             UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
