@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
@@ -26,6 +31,7 @@ from tests.factories import TenantFactory
 from tests.factories_ops import put_updates
 
 DEAD_BROKER = "redis://127.0.0.1:1/0"  # nothing listens on port 1: connections are refused
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _stale(job: MaintenanceJob, **fields: object) -> None:
@@ -153,3 +159,23 @@ def test_a_redelivered_task_for_a_job_claimed_a_moment_ago_looks_again_instead_o
         wait_for(lambda: MaintenanceJob.objects.get(pk=job.pk).status == JobStatus.DONE, timeout=60)
     job.refresh_from_db()
     assert job.stats["takeovers"] == 1 and job.claimed_by != "dead-host:1:abcd"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_compact_command_with_a_dead_broker_exits_1_with_a_message_and_no_traceback() -> None:
+    """The real command line, in a process of its own (the tasks must register there too)."""
+    tenant = TenantFactory()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.worker_settings",
+        "WORKER_TEST_DATABASE": connection.settings_dict["NAME"],
+        "WORKER_KEY_PREFIX": "unused:",
+        "CELERY_BROKER_URL": DEAD_BROKER,
+    }
+    command = [sys.executable, "manage.py", "compact", "--tenant", tenant.slug, "--apply", "--enqueue"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "CommandError:" in done.stderr and "could not be queued" in done.stderr
+    assert "refused" in done.stderr.lower() and "Traceback" not in done.stderr
+    job = MaintenanceJob.objects.get(tenant=tenant)
+    assert job.status == JobStatus.FAILED and "refused" in job.error.lower()

@@ -62,9 +62,9 @@ class Command(BaseCommand):
                 job.refresh_from_db()
                 if job.status == JobStatus.FAILED:
                     raise CommandError(
-                        f"tenant {tenant.slug}: job {job.pk} {job.error}. The job is marked failed; "
-                        f"run it in this process with `manage.py compact --resume {job.pk}`, or queue it "
-                        f"again once the broker is reachable."
+                        f"tenant {tenant.slug}: job {job.pk} {job.error.rstrip('.')}. The job is marked "
+                        f"failed; run it in this process with `manage.py compact --resume {job.pk}`, or "
+                        f"queue it again once the broker is reachable."
                     )
                 self.stdout.write(f"tenant {tenant.slug}: queued job {job.pk}")
             else:
