@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import ApiKeyAuthentication, TenantPrincipal
+from memory_app.api.serializers import ErrorSerializer
 from memory_app.selectors.health import readiness_report
 
 
@@ -21,10 +22,10 @@ class HealthApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    class OutputSerializer(serializers.Serializer):
+    class HealthOutputSerializer(serializers.Serializer):
         status = serializers.CharField()
 
-    @extend_schema(responses={200: OutputSerializer}, auth=[])
+    @extend_schema(responses={200: HealthOutputSerializer}, auth=[])
     def get(self, request: Request) -> Response:
         return Response({"status": "ok"})
 
@@ -45,14 +46,21 @@ class ReadinessApi(APIView):
     authentication_classes = [ApiKeyAuthentication, SessionAuthentication]
     permission_classes = [IsStaffOrTenant]
 
-    class OutputSerializer(serializers.Serializer):
+    class ReadinessOutputSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=["ok", "degraded", "unavailable"])
         database = serializers.DictField()
         broker = serializers.DictField()
         embedding = serializers.DictField()
 
-    @extend_schema(responses={200: OutputSerializer, 503: OutputSerializer})
+    @extend_schema(
+        responses={
+            200: ReadinessOutputSerializer,
+            503: ReadinessOutputSerializer,
+            401: ErrorSerializer,
+            403: ErrorSerializer,
+        }
+    )
     def get(self, request: Request) -> Response:
         report = readiness_report(detailed=bool(getattr(request.user, "is_staff", False)))
         code = 503 if report["status"] == "unavailable" else 200
-        return Response(self.OutputSerializer(report).data, status=code)
+        return Response(self.ReadinessOutputSerializer(report).data, status=code)
