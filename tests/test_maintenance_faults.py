@@ -179,3 +179,18 @@ def test_the_compact_command_with_a_dead_broker_exits_1_with_a_message_and_no_tr
     assert "refused" in done.stderr.lower() and "Traceback" not in done.stderr
     job = MaintenanceJob.objects.get(tenant=tenant)
     assert job.status == JobStatus.FAILED and "refused" in job.error.lower()
+
+
+@pytest.mark.django_db
+@override_settings(MAINTENANCE_JOB_HEARTBEAT_SECONDS=1)
+def test_a_job_run_inside_an_uncommitted_transaction_is_not_taken_for_lost_by_its_heartbeat() -> None:
+    tenant = TenantFactory()
+    for user_id in ("u1", "u2"):
+        put_updates(tenant, user_id=user_id, facts=1)
+    job = maintenance_job_create(kind=JobKind.COMPACTION, tenant=tenant, enqueue=False)  # not committed
+
+    def long_scope(_report: object) -> None:
+        time.sleep(1.5)  # the heartbeat thread, on its own connection, cannot see the row meanwhile
+
+    done = maintenance_job_run(job_id=job.pk, on_scope=long_scope)
+    assert done is not None and (done.status, done.stats["scopes"]) == (JobStatus.DONE, 2)

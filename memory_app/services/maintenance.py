@@ -165,8 +165,11 @@ class _Heartbeat:
             while not self._stop.wait(settings.MAINTENANCE_JOB_HEARTBEAT_SECONDS):
                 try:
                     if not _owned(self.job).update(heartbeat_at=timezone.now()):
-                        self.lost = True
-                        return
+                        # Lost only if the row says so: a job created in a transaction not yet
+                        # committed is invisible to this thread's connection, and still ours.
+                        self.lost = MaintenanceJob.objects.filter(pk=self.job.pk).exists()
+                        if self.lost:
+                            return
                 except DatabaseError as exc:  # the next beat tries again; stale only after several
                     logger.warning("maintenance job %s: heartbeat failed: %s", self.job.pk, exc)
         finally:
