@@ -70,12 +70,12 @@ def bench_exact(texts: list[str]) -> dict:
     from memory_app.embeddings import embed_text, embed_texts
     from memory_app.embeddings.stats import embedding_stats_flush
 
-    embed_texts(texts)  # cache them (misses)
+    embed_texts(texts, tenant=None)  # cache them (misses)
     embedding_stats_flush()
     latencies = []
     for text in texts:
         t0 = time.perf_counter()
-        embed_text(text)
+        embed_text(text, tenant=None)
         latencies.append((time.perf_counter() - t0) * 1000)
     return {"lookups": len(texts), "p50_ms": pct(latencies, 50), "p99_ms": pct(latencies, 99)}
 
@@ -153,7 +153,7 @@ def bench_near_lookup(rows: int, queries: int, *, reload: bool) -> dict:
             out[label]["planted_row_found"] = round(found / len(batch), 4)
     with transaction.atomic(), connection.cursor() as cur:
         cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cur.execute("EXPLAIN " + _lateral_sql(), [[_vec(near_queries[0])], NEAR_MODEL])
+        cur.execute("EXPLAIN " + _lateral_sql(None), [[_vec(near_queries[0])], NEAR_MODEL])
         plan = "\n".join(r[0] for r in cur.fetchall())
     out["uses_hnsw_index"] = "embcache_proxy_hnsw" in plan
     return out
@@ -164,7 +164,7 @@ def _pair_decisions(pairs: list[tuple[str, str]]) -> dict:
     from memory_app.embeddings.local import local_embed
     from memory_app.embeddings.near import near_reuse
     from memory_app.embeddings.sketch import surface_sketches
-    from memory_app.text import normalize_text
+    from memory_app.text import identity_skeleton, normalize_text
 
     a = local_embed([p[0] for p in pairs], batch_size=64)
     b = local_embed([p[1] for p in pairs], batch_size=64)
@@ -172,10 +172,11 @@ def _pair_decisions(pairs: list[tuple[str, str]]) -> dict:
     sa, sb = surface_sketches([p[0] for p in pairs]), surface_sketches([p[1] for p in pairs])
     surface = (sa * sb).sum(axis=1)
     same_text = np.array([normalize_text(x) == normalize_text(y) for x, y in pairs])
+    same_skeleton = [identity_skeleton(x) == identity_skeleton(y) for x, y in pairs]
     near = np.array(
         [
-            near_reuse(proxy_score=float(p), surface_score=float(s))
-            for p, s in zip(proxy, surface, strict=True)
+            same and near_reuse(proxy_score=float(p), surface_score=float(s))
+            for p, s, same in zip(proxy, surface, same_skeleton, strict=True)
         ]
     )
     return {"proxy": proxy, "surface": surface, "same_text": same_text, "near": near}
@@ -274,7 +275,7 @@ def bench_calls_saved(turns: int) -> dict:
     with override_settings(**settings_):
         for kind, text in stream:
             before = _StubOpenAI.requests
-            embed_texts([text])
+            embed_texts([text], tenant=None)
             per_kind_total[kind] += 1
             per_kind_saved[kind] += int(_StubOpenAI.requests == before)
         totals = _pending.totals[model]

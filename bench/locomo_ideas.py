@@ -56,7 +56,7 @@ def embeddings(name: str, texts: list[str]) -> np.ndarray:
         if cached.shape[0] == len(texts):
             return cached
     CACHE.mkdir(parents=True, exist_ok=True)
-    vectors = embed_texts(texts)
+    vectors = embed_texts(texts, tenant=None)
     np.save(path, vectors)
     return vectors
 

@@ -85,7 +85,6 @@ def main() -> None:
     args = parser.parse_args()
     django.setup()
     from memory_app.judge.calibration import load_calibration
-    from memory_app.judge.merge import merge_text
     from memory_app.judge.offline import OfflineJudge
     from memory_app.retrieval.clustering import cosine_distances, dbscan
     from memory_app.retrieval.dedup import clear_verdict_cache, dedup_groups
@@ -107,7 +106,6 @@ def main() -> None:
             dedup_threshold=0.4,
             dedup_min_confidence=review_below,
             judge=judge,
-            merge=merge_text,
             clustering=True,
             epsilon=0.15,
             min_points=2,
@@ -132,7 +130,6 @@ def main() -> None:
                         vectors,
                         threshold=0.4,
                         judge=judge,
-                        merge=merge_text,
                         min_confidence=review_below,
                     ),
                     repeats,

@@ -16,6 +16,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.models.jobs import JobKind
 from memory_app.services.maintenance import RUN_TASK, maintenance_job_active, maintenance_job_schedule
@@ -112,3 +113,34 @@ def search_indexes_periodic() -> dict[str, int]:
             totals[key] += len(getattr(report, key))
     logger.info("search indexes: %s", totals)
     return totals
+
+
+@shared_task(
+    bind=True,
+    name="memory.embeddings_fill",
+    **{
+        **_LIMITS,
+        # A provider outage is what this task waits out: retry it like a database outage.
+        "autoretry_for": (OperationalError, InterfaceError, ApplicationError),
+        "soft_time_limit": 300,
+        "time_limit": 360,
+    },
+)
+def memory_embeddings_fill(self: Any, memory_ids: list[int]) -> int:
+    """Embed the memories among `memory_ids` that were stored without a vector (idempotent)."""
+    from memory_app.services.embedding_backfill import memory_embeddings_fill as fill
+
+    return fill(memory_ids=memory_ids)
+
+
+@shared_task(name="memory.embeddings_sweep", **_LIMITS)
+def memory_embeddings_sweep() -> int:
+    """Queue the fill for every active memory still without a vector (a lost task, a broker outage)."""
+    from memory_app.services.embedding_backfill import embedding_backfill_pending_ids
+
+    ids = embedding_backfill_pending_ids(limit=settings.EMBEDDING_SWEEP_BATCH)
+    for start in range(0, len(ids), 100):
+        memory_embeddings_fill.delay(ids[start : start + 100])
+    if ids:
+        logger.info("embedding sweep: %d memories without a vector queued", len(ids))
+    return len(ids)

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Size limit, path ids and JSON error bodies for /api/ (memory_app/api/guard.py).
+    "memory_app.api.guard.ApiGuardMiddleware",
     # Serves collected static files (the admin's) from gunicorn in the container deployment.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -103,11 +105,20 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # --- REST API -------------------------------------------------------------------------------
 API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50, minimum=1, maximum=1000)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 500, minimum=1, maximum=10000)
+# The largest request body the API takes (a 413 with a JSON error above it). Large enough for a
+# session append of several MB; Django's own form-data limit follows it.
+API_MAX_REQUEST_BYTES = env_int("API_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024, maximum=1024**3)
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_REQUEST_BYTES
+# JSON nested deeper than this is a 400 (real payloads are a few levels deep).
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=4, maximum=1000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["memory_app.api.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memory_app.api.auth.HasTenant"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "memory_app.api.auth.HasTenant",
+        "memory_app.api.strict.StrictQueryParams",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memory_app.api.strict.DepthLimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_app.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -215,7 +226,12 @@ OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
     "OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST", 300_000, minimum=8192, maximum=300_000
 )
 # Our retries (the SDK's are off): 429, 5xx, timeouts; exponential backoff from this base.
-OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 4, minimum=0, maximum=10)
+OPENAI_EMBEDDING_MAX_RETRIES = env_int("OPENAI_EMBEDDING_MAX_RETRIES", 2, minimum=0, maximum=10)
+# Embeddings are on the request path: a provider that does not answer within this is failed (and
+# retried), far below OPENAI_TIMEOUT_SECONDS, which the LLM judge's longer calls use.
+OPENAI_EMBEDDING_TIMEOUT_SECONDS = env_float(
+    "OPENAI_EMBEDDING_TIMEOUT_SECONDS", 5.0, minimum=0.1, maximum=600.0
+)
 OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
     "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
 )
@@ -227,6 +243,14 @@ EMBEDDING_LOCAL_BATCH_WAIT_MS = env_float("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, 
 EMBEDDING_LOCAL_MAX_BATCH = env_int("EMBEDDING_LOCAL_MAX_BATCH", 32, minimum=1, maximum=1024)
 # torch threads per process (0 = torch's default, all cores): 1 when several web workers share cores.
 EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", 0, minimum=0, maximum=256)
+# Memories stored while the provider was down get their vectors from a task; the sweep re-queues
+# any still pending this often, this many at a time.
+EMBEDDING_SWEEP_INTERVAL_MINUTES = env_int("EMBEDDING_SWEEP_INTERVAL_MINUTES", 10, minimum=1, maximum=100_000)
+EMBEDDING_SWEEP_BATCH = env_int("EMBEDDING_SWEEP_BATCH", 1000, minimum=1, maximum=1_000_000)
+# A provider that failed this many requests in a row is not called for EMBEDDING_BREAKER_SECONDS:
+# requests degrade at once (search full text only, stores pending) instead of waiting on it.
+EMBEDDING_BREAKER_FAILURES = env_int("EMBEDDING_BREAKER_FAILURES", 1, minimum=1, maximum=1000)
+EMBEDDING_BREAKER_SECONDS = env_float("EMBEDDING_BREAKER_SECONDS", 30.0, minimum=0.0, maximum=3600.0)
 # Tier 3 (near-duplicate reuse by a local proxy model): auto = on for a remote provider only.
 EMBEDDING_NEAR_DUP = env_choice("EMBEDDING_NEAR_DUP", "auto", ("auto", "on", "off"))
 SEMANTIC_DEDUP_THRESHOLD = env_float("SEMANTIC_DEDUP_THRESHOLD", 0.99, minimum=0.90, maximum=0.999)

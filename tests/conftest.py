@@ -82,3 +82,13 @@ def staff_without_permission(db):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def non_staff(db):  # type: ignore[no-untyped-def]
     return _admin_user("outsider", is_staff=False, permissions=REVIEWER_PERMISSIONS)
+
+
+@pytest.fixture(autouse=True)
+def _embedding_breaker_closed():  # type: ignore[no-untyped-def]
+    """The provider's circuit breaker is per process: no test inherits another's open circuit."""
+    from memory_app.embeddings.breaker import breaker
+
+    breaker.reset()
+    yield
+    breaker.reset()

@@ -6,7 +6,7 @@ import factory
 import numpy as np
 
 from memory_app.models import ConversationSession, Memory, Procedure, Tenant
-from memory_app.text import normalized_hash
+from memory_app.text import normalized_hash, pattern_hash
 
 
 def unit_vector(seed: int, dim: int = 384) -> np.ndarray:
@@ -44,7 +44,7 @@ class ProcedureFactory(factory.django.DjangoModelFactory):
     tenant = factory.SubFactory(TenantFactory)
     user_id = "user-1"
     pattern = factory.Sequence(lambda n: f"pattern {n}")
-    pattern_hash = factory.LazyAttribute(lambda o: normalized_hash(o.pattern))
+    pattern_hash = factory.LazyAttribute(lambda o: pattern_hash(o.pattern))
     tool_sequence = factory.LazyFunction(lambda: ["search", "summarize"])
 
 

@@ -10,7 +10,7 @@ from memory_app.services.memories import memory_insert
 
 
 def memories_with_embeddings(tenant: Tenant, texts: list[str], **fields: Any) -> list[Memory]:
-    vectors = embed_texts(texts)
+    vectors = embed_texts(texts, tenant=None)
     return [
         memory_insert(tenant=tenant, text=t, embedding=v, **fields)
         for t, v in zip(texts, vectors, strict=True)

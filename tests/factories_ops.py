@@ -85,6 +85,6 @@ def put_updates(tenant: Tenant, *, user_id: str = "u1", facts: int = 5) -> list[
 
     chosen = FACT_TEMPLATES[:facts]
     texts = [template.format(v) for template, values in chosen for v in values]
-    vectors = embed_texts(texts)
+    vectors = embed_texts(texts, tenant=None)
     rows = [put(tenant, text, vector, user_id=user_id) for text, vector in zip(texts, vectors, strict=True)]
     return [rows[i : i + 3] for i in range(0, len(rows), 3)]

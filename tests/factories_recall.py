@@ -17,5 +17,5 @@ def remember(tenant: Tenant, text: str, *, age_days: float = 0.0, **fields: Any)
     fields.setdefault("user_id", "user-1")
     created = timezone.now() - timedelta(days=age_days)
     return memory_insert(
-        tenant=tenant, text=text, embedding=embed_texts([text])[0], created_at=created, **fields
+        tenant=tenant, text=text, embedding=embed_texts([text], tenant=None)[0], created_at=created, **fields
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 
@@ -116,6 +118,26 @@ def test_unsure_judgements_go_to_review_instead_of_merging() -> None:
     report = scope_compact(tenant=tenant, scope=_scope(tenant), tools=scripted_tools(judge))
     assert (report.merged, report.queued) == (0, 1)
     assert DuplicateCluster.objects.get(tenant=tenant).origin == "compaction"
+
+
+def test_a_duplicate_whose_name_the_kept_text_would_lose_is_queued_not_merged() -> None:
+    tenant = TenantFactory()
+    put(tenant, "User's sister Ana lives in Porto", near(6, 0.05, 1))
+    put(tenant, "User's sister lives in Porto", near(6, 0.05, 2))
+    put(tenant, "User's sister lives in Porto, near the river", near(6, 0.05, 3))
+    texts = [
+        "User's sister Ana lives in Porto",
+        "User's sister lives in Porto",
+        "User's sister lives in Porto, near the river",
+    ]
+    judge = ScriptedJudge({frozenset(pair): ("duplicate", 0.99) for pair in combinations(texts, 2)})
+    report = scope_compact(tenant=tenant, scope=_scope(tenant), tools=scripted_tools(judge))
+    merge = next(a for a in report.actions if a.action == "merge")
+    review = next(a for a in report.actions if a.action == "review")
+    # The kept text cannot name Ana, so her fact stays active beside it and a person decides.
+    assert "Ana" not in merge.text and "Ana" in " ".join(review.texts)
+    assert "User's sister Ana lives in Porto" in _active_texts(tenant)
+    assert report.merged == 2 and report.queued == 1
 
 
 def test_pairs_kept_apart_by_a_reviewer_are_never_merged() -> None:

@@ -11,13 +11,15 @@ from django.test import override_settings
 
 from memory_app.embeddings import embed_text, embed_texts
 from memory_app.embeddings.cache import health
+from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
-from memory_app.text import content_hash, normalized_hash
 from tests.factories import unit_vector
 
 MODEL = "all-MiniLM-L6-v2"
+
+KEYS = CacheKeys.of(None)  # the tenant-less partition these tests embed through
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +38,7 @@ def _flushed_stats() -> EmbeddingCacheStats:
 
 def test_rows_are_normalised_and_in_input_order():
     texts = ["I run every morning.", "My sister lives in Lisbon.", "Coffee keeps me awake."]
-    vectors = embed_texts(texts)
+    vectors = embed_texts(texts, tenant=None)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     # A batch gives each text the vector it gets alone, in the caller's order.
@@ -45,13 +47,13 @@ def test_rows_are_normalised_and_in_input_order():
 
 
 def test_an_empty_list_gives_an_empty_matrix():
-    assert embed_texts([]).shape == (0, 384)
+    assert embed_texts([], tenant=None).shape == (0, 384)
 
 
 def test_a_repeated_text_is_an_exact_hit_and_stores_no_new_row():
-    first = embed_text("The gym opens at six.")
+    first = embed_text("The gym opens at six.", tenant=None)
     rows = EmbeddingCacheEntry.objects.count()
-    again = embed_text("The gym opens at six.")
+    again = embed_text("The gym opens at six.", tenant=None)
     assert EmbeddingCacheEntry.objects.count() == rows == 1
     np.testing.assert_array_equal(first, again)
     stats = _flushed_stats()
@@ -60,8 +62,8 @@ def test_a_repeated_text_is_an_exact_hit_and_stores_no_new_row():
 
 
 def test_a_case_whitespace_and_punctuation_variant_is_a_normalised_hit():
-    original = embed_text("My dog is called Rex.")
-    variant = embed_text("  my DOG is called rex!! ")
+    original = embed_text("My dog is called Rex.", tenant=None)
+    variant = embed_text("  my DOG is called rex!! ", tenant=None)
     np.testing.assert_array_equal(original, variant)
     assert EmbeddingCacheEntry.objects.count() == 1
     stats = _flushed_stats()
@@ -69,8 +71,8 @@ def test_a_case_whitespace_and_punctuation_variant_is_a_normalised_hit():
 
 
 def test_identical_and_normalised_equal_texts_in_one_call_are_embedded_once():
-    texts = ["Tea, not coffee.", "Water.", "Tea, not coffee.", "tea not coffee"]
-    vectors = embed_texts(texts)
+    texts = ["Tea, not coffee.", "Water.", "Tea, not coffee.", "tea,  not COFFEE"]
+    vectors = embed_texts(texts, tenant=None)
     np.testing.assert_array_equal(vectors[0], vectors[2])
     np.testing.assert_array_equal(vectors[0], vectors[3])
     assert EmbeddingCacheEntry.objects.count() == 2
@@ -84,11 +86,11 @@ def test_a_cached_vector_of_another_model_is_never_reused():
     foreign = unit_vector(7)
     EmbeddingCacheEntry.objects.create(
         model="text-embedding-3-small",
-        content_hash=content_hash(text),
-        normalized_hash=normalized_hash(text),
+        content_hash=KEYS.exact(text),
+        normalized_hash=KEYS.normalized(text),
         embedding=foreign,
     )
-    vector = embed_text(text)
+    vector = embed_text(text, tenant=None)
     assert float(vector @ foreign) < 0.5
     np.testing.assert_allclose(vector, local_embed([text])[0], atol=1e-5)
     assert EmbeddingCacheEntry.objects.filter(model=MODEL).count() == 1
@@ -99,8 +101,8 @@ def test_a_broken_cache_table_costs_one_warning_and_no_error(caplog):
     with connection.cursor() as cursor:  # rolled back with the test's transaction
         cursor.execute(f"ALTER TABLE {table} RENAME TO broken_cache")
     with caplog.at_level(logging.WARNING, logger="memory_app.embeddings"):
-        first = embed_texts(["Still works.", "Also still works."])
-        second = embed_texts(["Still works."])
+        first = embed_texts(["Still works.", "Also still works."], tenant=None)
+        second = embed_texts(["Still works."], tenant=None)
     np.testing.assert_allclose(first[0], second[0], atol=1e-5)
     warnings = [r for r in caplog.records if "embedding cache unavailable" in r.getMessage()]
     assert len(warnings) == 1
@@ -112,7 +114,7 @@ def test_a_broken_cache_table_costs_one_warning_and_no_error(caplog):
 
 @override_settings(EMBEDDING_CACHE_ENABLED=False)
 def test_with_the_cache_off_every_text_goes_to_the_provider():
-    embed_texts(["One.", "One."])
+    embed_texts(["One.", "One."], tenant=None)
     assert EmbeddingCacheEntry.objects.count() == 0
     stats = _flushed_stats()
     assert (stats.misses, stats.exact_hits) == (2, 0)
@@ -123,7 +125,7 @@ def test_statistics_wait_for_the_callers_commit(django_capture_on_commit_callbac
         override_settings(EMBEDDING_STATS_FLUSH_SECONDS=0),
         django_capture_on_commit_callbacks(execute=False) as callbacks,
     ):
-        embed_texts(["Counted after commit."])
+        embed_texts(["Counted after commit."], tenant=None)
     assert not EmbeddingCacheStats.objects.filter(model=MODEL).exists()
     assert callbacks, "a flush is scheduled on commit"
     for callback in callbacks:
@@ -132,8 +134,8 @@ def test_statistics_wait_for_the_callers_commit(django_capture_on_commit_callbac
 
 
 def test_a_flush_writes_each_model_in_one_update(django_assert_max_num_queries):
-    embed_texts(["a b c", "d e f", "a b c", "A B C!"])
-    embed_texts(["a b c"])
+    embed_texts(["a b c", "d e f", "a b c", "A B C!"], tenant=None)
+    embed_texts(["a b c"], tenant=None)
     # SET LOCAL, the UPDATE of the counters (plus one get_or_create on first use), the UPDATE of
     # the rows' hit counts, inside one transaction: never one statement per text.
     with django_assert_max_num_queries(8):
@@ -145,9 +147,9 @@ def test_a_flush_writes_each_model_in_one_update(django_assert_max_num_queries):
 @override_settings(EMBEDDING_STATS_LOG_EVERY=3)
 def test_a_summary_line_is_logged_every_n_texts(caplog):
     with caplog.at_level(logging.INFO, logger="memory_app.embeddings"):
-        embed_texts(["one", "two"])
-        embed_texts(["one", "three"])
-        embed_texts(["four"])
+        embed_texts(["one", "two"], tenant=None)
+        embed_texts(["one", "three"], tenant=None)
+        embed_texts(["four"], tenant=None)
     summaries = [r.getMessage() for r in caplog.records if "embedding cache summary" in r.getMessage()]
     assert len(summaries) == 1
     assert "texts=4" in summaries[0] and "exact=1" in summaries[0]

@@ -14,11 +14,11 @@ from django.test import override_settings
 
 from memory_app.embeddings import embed_texts
 from memory_app.embeddings.cache import health
+from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.openai_provider import backoff_delay
 from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.errors import ApplicationError
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
-from memory_app.text import content_hash, normalized_hash
 
 BASE = "http://openai.test/v1"
 OPENAI = {
@@ -30,6 +30,8 @@ OPENAI = {
     "OPENAI_EMBEDDING_MAX_RETRIES": 2,
     "EMBEDDING_NEAR_DUP": "off",
 }
+
+KEYS = CacheKeys.of(None)  # the tenant-less partition these tests embed through
 
 
 def fake_vector(text: str) -> list[float]:
@@ -76,7 +78,7 @@ def expected(text: str) -> np.ndarray:
 def test_texts_are_sent_in_batches_and_returned_in_input_order(api):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
     texts = [f"note number {i}" for i in range(5)]
-    vectors = embed_texts(texts)
+    vectors = embed_texts(texts, tenant=None)
     assert sent_inputs(route) == [texts[0:2], texts[2:4], texts[4:5]]
     for text, row in zip(texts, vectors, strict=True):
         np.testing.assert_allclose(row, expected(text), atol=1e-6)
@@ -92,14 +94,14 @@ def test_texts_are_sent_in_batches_and_returned_in_input_order(api):
 def test_a_batch_never_passes_the_token_cap_per_request(api):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
     texts = ["one two three four", "five six seven eight", "nine ten eleven twelve"]  # 4 tokens each
-    embed_texts(texts)
+    embed_texts(texts, tenant=None)
     assert sent_inputs(route) == [texts[0:2], texts[2:3]]
 
 
 def test_cached_texts_are_not_sent_again(api):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    embed_texts(["alpha", "beta"])
-    vectors = embed_texts(["beta", "gamma", "ALPHA!"])
+    embed_texts(["alpha", "beta"], tenant=None)
+    vectors = embed_texts(["beta", "gamma", "ALPHA!"], tenant=None)
     assert sent_inputs(route) == [["alpha", "beta"], ["gamma"]]
     np.testing.assert_allclose(vectors[2], expected("alpha"), atol=1e-6)
 
@@ -107,15 +109,15 @@ def test_cached_texts_are_not_sent_again(api):
 def test_a_vector_cached_for_another_model_is_not_used(api):
     EmbeddingCacheEntry.objects.create(
         model="all-MiniLM-L6-v2",
-        content_hash=content_hash("shared text"),
-        normalized_hash=normalized_hash("shared text"),
+        content_hash=KEYS.exact("shared text"),
+        normalized_hash=KEYS.normalized("shared text"),
         embedding=np.ones(384, dtype=np.float32) / np.sqrt(384),
     )
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    vector = embed_texts(["shared text"])[0]
+    vector = embed_texts(["shared text"], tenant=None)[0]
     assert route.call_count == 1
     np.testing.assert_allclose(vector, expected("shared text"), atol=1e-6)
-    assert EmbeddingCacheEntry.objects.filter(content_hash=content_hash("shared text")).count() == 2
+    assert EmbeddingCacheEntry.objects.filter(content_hash=KEYS.exact("shared text")).count() == 2
 
 
 def test_rate_limits_and_server_errors_are_retried(api):
@@ -126,21 +128,21 @@ def test_rate_limits_and_server_errors_are_retried(api):
             embeddings_reply,
         ]
     )
-    vector = embed_texts(["retry me"])[0]
+    vector = embed_texts(["retry me"], tenant=None)[0]
     assert route.call_count == 3
     np.testing.assert_allclose(vector, expected("retry me"), atol=1e-6)
 
 
 def test_a_connection_error_is_retried(api):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=[httpx.ConnectError("refused"), embeddings_reply])
-    embed_texts(["connect again"])
+    embed_texts(["connect again"], tenant=None)
     assert route.call_count == 2
 
 
 def test_the_last_failed_retry_raises_a_clear_error_and_caches_nothing(api):
     route = api.post(f"{BASE}/embeddings").mock(return_value=httpx.Response(503, json={"error": {}}))
     with pytest.raises(ApplicationError) as raised:
-        embed_texts(["never embedded"])
+        embed_texts(["never embedded"], tenant=None)
     assert raised.value.code == "embedding_provider_unavailable" and raised.value.status == 503
     assert "after 3 attempts" in raised.value.message
     assert route.call_count == 3  # OPENAI_EMBEDDING_MAX_RETRIES=2, and none from the SDK itself
@@ -152,7 +154,7 @@ def test_a_refused_request_is_not_retried(api):
         return_value=httpx.Response(400, json={"error": {"message": "dimensions not supported"}})
     )
     with pytest.raises(ApplicationError) as raised:
-        embed_texts(["bad request"])
+        embed_texts(["bad request"], tenant=None)
     assert raised.value.code == "embedding_provider_error" and route.call_count == 1
 
 
@@ -164,7 +166,7 @@ def test_a_reply_of_the_wrong_size_is_an_error(api):
         )
     )
     with pytest.raises(ApplicationError, match="1536 dimensions"):
-        embed_texts(["too wide"])
+        embed_texts(["too wide"], tenant=None)
 
 
 def test_backoff_doubles_and_respects_retry_after():
@@ -176,7 +178,8 @@ def test_backoff_doubles_and_respects_retry_after():
 
 # --- Near-duplicate reuse (tier 3): the local model as a proxy for the paid provider ----------
 LONG = "I'm planning to visit my grandmother in Lisbon next summer with the whole family."
-LONG_VARIANT = "I am planning to visit my grandmother in Lisbon next summer with the whole family."
+# Differs only in sentence punctuation: the one kind of difference the near tier may reuse across.
+LONG_VARIANT = "I'm planning to visit my grandmother in Lisbon, next summer, with the whole family"
 SWAPPED = (
     "Its southern shore was marshy , but the northern end of the island ( towards Richfield Springs ) "
     "had trees and vegetation .",
@@ -188,13 +191,13 @@ SWAPPED = (
 @override_settings(EMBEDDING_NEAR_DUP="auto")
 def test_a_near_identical_text_reuses_the_cached_embedding_without_a_request(api, caplog):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    first = embed_texts([LONG])[0]
+    first = embed_texts([LONG], tenant=None)[0]
     with caplog.at_level(logging.INFO, logger="memory_app.embeddings"):
-        second = embed_texts([LONG_VARIANT])[0]
+        second = embed_texts([LONG_VARIANT], tenant=None)[0]
     assert route.call_count == 1
     np.testing.assert_array_equal(first, second)
     (hit,) = [r.getMessage() for r in caplog.records if "semantic dedup hit" in r.getMessage()]
-    assert content_hash(LONG_VARIANT)[:16] in hit and content_hash(LONG)[:16] in hit and "score=" in hit
+    assert KEYS.exact(LONG_VARIANT)[:16] in hit and KEYS.exact(LONG)[:16] in hit and "score=" in hit
     assert EmbeddingCacheEntry.objects.count() == 1  # reuse creates no row
     embedding_stats_flush()
     stats = EmbeddingCacheStats.objects.get(model="text-embedding-3-small")
@@ -204,9 +207,9 @@ def test_a_near_identical_text_reuses_the_cached_embedding_without_a_request(api
 @override_settings(EMBEDDING_NEAR_DUP="auto")
 def test_swapped_words_are_embedded_even_when_the_proxy_finds_them_close(api, caplog):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    embed_texts([SWAPPED[0]])
+    embed_texts([SWAPPED[0]], tenant=None)
     with caplog.at_level(logging.INFO, logger="memory_app.embeddings"):
-        vector = embed_texts([SWAPPED[1]])[0]
+        vector = embed_texts([SWAPPED[1]], tenant=None)[0]
     assert route.call_count == 2
     np.testing.assert_allclose(vector, expected(SWAPPED[1]), atol=1e-6)
     (miss,) = [r.getMessage() for r in caplog.records if "semantic dedup miss" in r.getMessage()]
@@ -216,7 +219,7 @@ def test_swapped_words_are_embedded_even_when_the_proxy_finds_them_close(api, ca
 @override_settings(EMBEDDING_NEAR_DUP="auto")
 def test_near_identical_texts_in_one_call_are_embedded_once(api):
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    vectors = embed_texts([LONG, "Something unrelated entirely.", LONG_VARIANT])
+    vectors = embed_texts([LONG, "Something unrelated entirely.", LONG_VARIANT], tenant=None)
     assert sent_inputs(route) == [[LONG, "Something unrelated entirely."]]
     np.testing.assert_array_equal(vectors[0], vectors[2])
 
@@ -228,15 +231,15 @@ def test_a_missing_ann_index_falls_back_to_the_hash_tiers_with_one_warning(api, 
     from memory_app.embeddings.near import index_state
 
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-    embed_texts([LONG])
+    embed_texts([LONG], tenant=None)
     index_state.reset()
     with connection.cursor() as cursor:  # rolled back with the test's transaction
         cursor.execute("DROP INDEX embcache_proxy_hnsw")
     try:
         with caplog.at_level(logging.WARNING, logger="memory_app.embeddings"):
-            embed_texts([LONG_VARIANT])
-            embed_texts(["Another new text."])
-            again = embed_texts([LONG.upper()])  # the hash tiers still work
+            embed_texts([LONG_VARIANT], tenant=None)
+            embed_texts(["Another new text."], tenant=None)
+            again = embed_texts([LONG.upper()], tenant=None)  # the hash tiers still work
     finally:
         index_state.reset()
     assert route.call_count == 3

@@ -20,8 +20,10 @@ URL = "/api/v1/stats/embeddings"
 
 
 @pytest.fixture
-def counters(db) -> EmbeddingCacheStats:  # type: ignore[no-untyped-def]
+def counters(tenant_a) -> EmbeddingCacheStats:  # type: ignore[no-untyped-def]
+    """Tenant A's own counters."""
     return EmbeddingCacheStats.objects.create(
+        tenant=tenant_a.tenant,
         model="text-embedding-3-small",
         exact_hits=6,
         normalized_hits=2,

@@ -13,6 +13,7 @@ import respx
 from django.test import override_settings
 
 from memory_app.embeddings import embed_texts, health
+from memory_app.embeddings.breaker import breaker
 from memory_app.errors import ApplicationError
 from tests.celery_live import broker_at
 
@@ -40,8 +41,10 @@ def silent_broker() -> Iterator[str]:
 @pytest.fixture(autouse=True)
 def _fresh_provider_record() -> Iterator[None]:
     health.reset()
+    breaker.reset()
     yield
     health.reset()
+    breaker.reset()
 
 
 def _timed_get(client, path: str):  # type: ignore[no-untyped-def]
@@ -80,6 +83,7 @@ def test_readiness_reports_database_broker_and_provider_to_a_tenant(tenant_a) ->
     assert body["embedding"]["provider"] == "local" and body["embedding"]["status"] in ("ok", "unknown")
 
 
+@override_settings(HEALTH_CHECK_TIMEOUT_SECONDS=1.0)  # a refusal takes milliseconds, even on a busy machine
 def test_readiness_shows_a_refused_broker_within_its_timeout(
     tenant_a, client, staff_without_permission
 ) -> None:  # type: ignore[no-untyped-def]
@@ -115,13 +119,16 @@ OPENAI = {
 
 
 @override_settings(**OPENAI)
-def test_readiness_reports_a_provider_that_keeps_failing_as_down(tenant_a) -> None:  # type: ignore[no-untyped-def]
+def test_readiness_reports_a_failing_provider_and_its_open_circuit(tenant_a) -> None:  # type: ignore[no-untyped-def]
     with respx.mock() as api:
-        api.post("http://openai.test/v1/embeddings").mock(return_value=httpx.Response(500, json={}))
+        route = api.post("http://openai.test/v1/embeddings").mock(return_value=httpx.Response(500, json={}))
         for attempt in range(3):
             with pytest.raises(ApplicationError):
-                embed_texts([f"a note {attempt}"])
+                embed_texts([f"a note {attempt}"], tenant=None)
+    assert route.call_count == 1  # the circuit opened after the first failure; later calls wait on nothing
     body = tenant_a.client.get(READY).json()
     assert body["status"] == "degraded"
-    assert (body["embedding"]["status"], body["embedding"]["consecutive_failures"]) == ("down", 3)
-    assert body["embedding"]["last_failure_at"] and body["embedding"]["last_failure_reason"]
+    embedding = body["embedding"]
+    assert (embedding["status"], embedding["consecutive_failures"]) == ("down", 1)
+    assert embedding["circuit"]["state"] == "open" and embedding["circuit"]["retry_in_seconds"] > 0
+    assert embedding["last_failure_at"] and embedding["last_failure_reason"]

@@ -21,7 +21,7 @@ def judge(settings):
 
 
 def _items(*texts: str) -> list[JudgeItem]:
-    vectors = embed_texts(list(texts))
+    vectors = embed_texts(list(texts), tenant=None)
     return [JudgeItem(text=t, embedding=v) for t, v in zip(texts, vectors, strict=True)]
 
 
@@ -96,7 +96,7 @@ def test_the_same_frame_with_another_object_is_never_merged(judge):
 def test_a_distance_the_caller_already_has_is_used_instead_of_the_vectors(judge):
     """The store's candidate query returns pgvector's distance and no vectors: the judge must reach
     the same verdict from it as from the two embeddings."""
-    old, new = _items("User enjoys hiking in the mountains", "User likes to go hiking in mountains")
+    old, new = _items("User is allergic to penicillin", "The user has a penicillin allergy")
     distance = cosine_distance(new.embedding, old.embedding)
     from_vectors = judge.judge(new, [old])
     from_distance = judge.judge(new, [JudgeItem(text=old.text, distance=distance)])

@@ -44,9 +44,10 @@ def test_install_schedule_is_a_dry_run_by_default_and_idempotent_with_apply() ->
         "memory.review_detection_periodic": 720,
         "memory.expiry_run": 60,
         "memory.search_indexes_periodic": 1440,
+        "memory.embeddings_sweep": 10,
     }
-    assert run("install_schedule", "--apply").count("(unchanged)") == 4
-    assert PeriodicTask.objects.filter(name__startswith="memory:").count() == 4
+    assert run("install_schedule", "--apply").count("(unchanged)") == 5
+    assert PeriodicTask.objects.filter(name__startswith="memory:").count() == 5
 
 
 @pytest.mark.django_db
@@ -84,7 +85,7 @@ def test_reindex_dry_run_changes_nothing_and_apply_switches_every_row_to_the_con
     assert ReindexVector.objects.count() == 3
 
     assert "switched 3" in run("reindex", "--apply")
-    expected = embed_texts(texts)
+    expected = embed_texts(texts, tenant=None)
     for memory, vector in zip(rows, expected, strict=True):
         memory.refresh_from_db()
         assert memory.embedding_model == "all-MiniLM-L6-v2"
@@ -107,7 +108,9 @@ def test_reindex_re_embeds_procedure_patterns_of_another_model() -> None:
     stale.refresh_from_db()
     assert stale.embedding_model == "all-MiniLM-L6-v2"
     assert np.allclose(
-        np.asarray(stale.pattern_embedding), embed_texts(["weekly progress report"])[0], atol=1e-6
+        np.asarray(stale.pattern_embedding),
+        embed_texts(["weekly progress report"], tenant=None)[0],
+        atol=1e-6,
     )
     assert "re-embedded 0 procedure patterns" in run("reindex", "--apply")
 
@@ -124,7 +127,7 @@ def test_an_interrupted_reindex_resumes_without_embedding_rows_twice() -> None:
         if seen:
             raise RuntimeError("provider went away")
         seen.extend(texts)
-        return embed_texts(texts)
+        return embed_texts(texts, tenant=None)
 
     with pytest.raises(RuntimeError):
         reindex_build(tenant=None, model="all-MiniLM-L6-v2", embed=flaky, batch_size=2)
@@ -133,7 +136,7 @@ def test_an_interrupted_reindex_resumes_without_embedding_rows_twice() -> None:
 
     def counting(texts: list[str]) -> np.ndarray:
         calls.extend(texts)
-        return embed_texts(texts)
+        return embed_texts(texts, tenant=None)
 
     assert reindex_build(tenant=None, model="all-MiniLM-L6-v2", embed=counting, batch_size=2) == 3
     assert sorted(calls + seen) == sorted(f"memory number {i}" for i in range(5))

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from memory_app.embeddings.tokens import count_tokens
-from memory_app.judge.merge import merge_text
 from memory_app.judge.offline import OfflineJudge
 from memory_app.retrieval.clustering import (
     NOISE,
@@ -21,6 +20,7 @@ from memory_app.retrieval.fusion import minmax, rrf_scores, weighted_scores
 from memory_app.retrieval.mmr import cosine_similarities, jaccard_similarities, mmr_order
 from memory_app.retrieval.packing import pack
 from memory_app.retrieval.pipeline import run_pipeline
+from tests.factories_store import FixedJudge
 
 
 def unit(*values: float) -> np.ndarray:
@@ -118,19 +118,39 @@ def test_packing_skips_a_long_line_but_keeps_later_short_ones():
     assert packed.indices == [0, 2]
 
 
-def test_load_time_dedup_merges_a_refinement_and_keeps_an_update_apart():
+def test_load_time_dedup_collapses_a_refined_text_under_its_refinement_and_keeps_an_update_apart():
     texts = [
-        "User prefers green tea",
         "User prefers green tea in the morning",
+        "User prefers green tea",
         "User's BMI goal is 23",
         "User's BMI goal is 24",
     ]
     embeddings = np.array([unit(1, 0, 0), unit(1, 0.1, 0), unit(0, 1, 0), unit(0, 1, 0.1)], dtype=np.float32)
-    groups = dedup_groups(
-        texts, embeddings, threshold=0.4, judge=OfflineJudge(), merge=merge_text, min_confidence=0.9
-    )
+    groups = dedup_groups(texts, embeddings, threshold=0.4, judge=OfflineJudge(), min_confidence=0.9)
     assert [g.members for g in groups] == [[0, 1], [2], [3]]
     assert groups[0].text == "User prefers green tea in the morning"
+
+
+def test_load_time_dedup_never_shows_the_best_match_under_a_richer_members_text():
+    texts = ["User prefers green tea", "User prefers green tea in the morning"]
+    embeddings = np.array([unit(1, 0, 0), unit(1, 0.1, 0)], dtype=np.float32)
+    groups = dedup_groups(texts, embeddings, threshold=0.4, judge=OfflineJudge(), min_confidence=0.9)
+    assert [(g.members, g.text) for g in groups] == [([0], texts[0]), ([1], texts[1])]
+
+
+def test_a_collapsed_group_shows_its_best_ranked_members_text_and_keeps_names_apart():
+    texts = [
+        "Gina is afraid of heights",
+        "Gina likes to sit by the window when flying",
+        "Gina's friend Tom is afraid of heights",
+    ]
+    embeddings = np.array([unit(1, 0, 0), unit(1, 0.1, 0), unit(1, 0, 0.1)], dtype=np.float32)
+    groups = dedup_groups(
+        texts, embeddings, threshold=0.4, judge=FixedJudge("duplicate", 1.0), min_confidence=0.9
+    )
+    # Even a judge that calls everything a duplicate cannot put another member's text in its place,
+    # nor hide a name the shown text does not state.
+    assert [(g.members, g.text) for g in groups] == [([0, 1], texts[0]), ([2], texts[2])]
 
 
 def test_pipeline_returns_at_most_limit_entries_with_cluster_labels():
@@ -143,7 +163,6 @@ def test_pipeline_returns_at_most_limit_entries_with_cluster_labels():
         deduplicate=False,
         dedup_threshold=0.4,
         judge=None,
-        merge=None,
         clustering=True,
         epsilon=0.15,
         min_points=2,

@@ -137,14 +137,46 @@ def test_load_time_dedup_returns_one_entry_with_every_member(tenant_a):
     short = remember(t, "Erin prefers green tea")
     rich = remember(t, "Erin prefers green tea in the morning")
     other = remember(t, "Erin's BMI goal is 23")
-    body = search(tenant_a, "Erin green tea")
+    body = search(tenant_a, "Erin green tea in the morning")
     first = body["results"][0]
     assert first["text"] == "Erin prefers green tea in the morning"
     assert sorted(first["member_ids"]) == sorted([short.pk, rich.pk])
     assert other.pk not in first["member_ids"]
-    body = search(tenant_a, "Erin green tea", deduplicate=False)
+    body = search(tenant_a, "Erin green tea in the morning", deduplicate=False)
     assert all(len(hit["member_ids"]) == 1 for hit in body["results"])
     assert body["count"] == 3
+
+
+GINA = [
+    "Gina is afraid of heights",
+    "Gina likes to sit by the window when flying",
+    "Gina loves looking down from tall towers",
+    "Gina is scared of flying over the sea",
+]
+
+
+@pytest.mark.parametrize("query", ["Is Gina afraid of heights?", "Gina heights fear"])
+def test_a_collapsed_result_shows_the_memory_the_query_matches_best_as_itself(tenant_a, query):
+    rows = {text: remember(tenant_a.tenant, text) for text in GINA}
+    body = search(tenant_a, query)
+    first = body["results"][0]
+    assert first["text"] == "Gina is afraid of heights"
+    assert first["memory"]["id"] == rows["Gina is afraid of heights"].pk
+    shown = [hit["text"] for hit in body["results"]]
+    members = [i for hit in body["results"] for i in hit["member_ids"]]
+    assert sorted(members) == sorted(m.pk for m in rows.values())  # nothing is dropped
+    # Every entry shows the text of its own best-ranked member, never another member's.
+    for hit in body["results"]:
+        assert hit["text"] == Memory.objects.get(pk=hit["member_ids"][0]).text
+    assert len(shown) == len(set(shown))
+
+
+def test_a_poorer_best_match_is_not_hidden_under_a_richer_text(tenant_a):
+    t = tenant_a.tenant
+    remember(t, "Hal prefers green tea")
+    remember(t, "Hal prefers green tea in the morning")
+    body = search(tenant_a, "Hal prefers green tea")
+    assert texts(body)[:2] == ["Hal prefers green tea", "Hal prefers green tea in the morning"]
 
 
 def test_agent_profile_turns_dedup_off_and_the_request_turns_it_back_on(tenant_a):
@@ -152,8 +184,9 @@ def test_agent_profile_turns_dedup_off_and_the_request_turns_it_back_on(tenant_a
     remember(t, "Fay prefers green tea", agent_id="bot")
     remember(t, "Fay prefers green tea in the morning", agent_id="bot")
     AgentProfile.objects.create(tenant=t, agent_id="bot", config={"search": {"deduplicate": False}})
-    assert search(tenant_a, "Fay green tea", filters={"agent_id": "bot"})["count"] == 2
-    assert search(tenant_a, "Fay green tea", filters={"agent_id": "bot"}, deduplicate=True)["count"] == 1
+    query = "Fay green tea in the morning"
+    assert search(tenant_a, query, filters={"agent_id": "bot"})["count"] == 2
+    assert search(tenant_a, query, filters={"agent_id": "bot"}, deduplicate=True)["count"] == 1
 
 
 def test_returned_rows_have_their_access_counted_once_after_commit(

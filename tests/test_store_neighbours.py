@@ -6,7 +6,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_app.models import KeptApartPair
 from memory_app.selectors.neighbours import Scope, scope_is_small, scope_neighbours
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories_store import at_distance
@@ -87,20 +86,3 @@ def test_a_scope_counted_large_skips_the_count_until_the_entry_expires(settings,
     with CaptureQueriesContext(connection) as ctx:
         assert not scope_is_small(tenant=tenant, scope=SCOPE)
     assert len(ctx.captured_queries) == 1
-
-
-@pytest.mark.parametrize("exact", [True, False])
-def test_each_candidate_comes_with_the_memories_a_reviewer_kept_apart_from_it(exact):
-    tenant = TenantFactory()
-    base = unit_vector(7)
-    near, middle, far = _scope_rows(tenant, base, [0.1, 0.2, 0.3])
-    elsewhere = MemoryFactory(tenant=tenant, user_id="u2")
-    for a, b in ((near, far), (middle, elsewhere)):
-        low, high = sorted((a.pk, b.pk))
-        KeptApartPair.objects.create(tenant=tenant, memory_low_id=low, memory_high_id=high)
-    found = scope_neighbours(tenant=tenant, scope=SCOPE, embedding=base, k=3, radius=0.5, exact=exact)
-    assert {n.memory_id: n.kept_apart for n in found} == {
-        near.pk: {far.pk},
-        middle.pk: {elsewhere.pk},
-        far.pk: {near.pk},
-    }

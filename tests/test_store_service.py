@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from memory_app.errors import ApplicationError
-from memory_app.models import AgentProfile, DuplicateCluster, KeptApartPair, Memory, MemoryChange
+from memory_app.models import AgentProfile, DuplicateCluster, Memory, MemoryChange
 from memory_app.services.lineage import memory_change_undo, memory_snapshot
 from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions
@@ -174,9 +174,9 @@ def test_items_of_one_batch_dedup_against_each_other_with_one_embedding_call(mon
     calls: list[int] = []
     real = store.embed_texts
 
-    def counting(texts):  # type: ignore[no-untyped-def]
+    def counting(texts, *, tenant):  # type: ignore[no-untyped-def]
         calls.append(len(texts))
-        return real(texts)
+        return real(texts, tenant=tenant)
 
     monkeypatch.setattr(store, "embed_texts", counting)
     tenant = TenantFactory()
@@ -203,14 +203,14 @@ def test_one_bad_item_rejects_the_whole_batch_and_names_it():
 def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplog):
     import memory_app.services.store as store
 
-    def broken(texts):  # type: ignore[no-untyped-def]
+    def broken(texts, *, tenant):  # type: ignore[no-untyped-def]
         raise ConnectionError("provider down")
 
     monkeypatch.setattr(store, "embed_texts", broken)
     tenant = TenantFactory()
     with caplog.at_level(logging.WARNING, logger="memory_app"):
         [out] = memory_store(tenant=tenant, items=[MemoryInput(text="User likes jazz")])
-    assert out.outcome == "created"
+    assert out.outcome == "created" and out.embedding_pending
     assert Memory.objects.get(pk=out.memory_id).embedding is None
     assert "embedding failed" in caplog.text
 
@@ -236,20 +236,20 @@ def test_a_failing_judge_degrades_to_a_plain_store(caplog):
     assert "judge" in caplog.text
 
 
-def test_a_merge_takes_in_other_confident_duplicates_except_pairs_kept_apart():
+def test_a_merge_joins_the_new_memory_and_only_the_one_candidate_it_duplicates():
     tenant = TenantFactory()
     base = unit_vector(20)
     rows = [
         MemoryFactory(
             tenant=tenant,
             user_id="u1",
-            text=f"User's car is red ({i})",
+            text=text,
             embedding=at_distance(base, 0.05 + 0.01 * i, 21 + i),
         )
-        for i in range(3)
+        for i, text in enumerate(
+            ["User's car is red", "User washes the car weekly", "User's car is a hatchback"]
+        )
     ]
-    low, high = sorted((rows[0].pk, rows[2].pk))
-    KeptApartPair.objects.create(tenant=tenant, memory_low_id=low, memory_high_id=high)
     [out] = memory_store(
         tenant=tenant,
         items=[_item("User drives a red car", base)],
@@ -257,8 +257,54 @@ def test_a_merge_takes_in_other_confident_duplicates_except_pairs_kept_apart():
         judge=FixedJudge("duplicate", 0.999),
     )
     assert out.outcome == "merged_into"
-    assert set(out.related_ids) == {rows[0].pk, rows[1].pk}
-    assert Memory.objects.get(pk=rows[2].pk).status == "active"
+    assert out.related_ids == (rows[0].pk,)  # the nearest; the others are compaction's to resolve
+    assert Memory.objects.filter(pk__in=[rows[1].pk, rows[2].pk], status="active").count() == 2
+    sources = MemoryChange.objects.get(pk=out.change_id).sources.values_list("memory__text", flat=True)
+    assert set(sources) == {"User's car is red", "User drives a red car"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User's dog is called Rex", "User's dog is called Bo"),
+        ("User runs 5 km on Mondays", "User runs 10 km on Mondays"),
+    ],
+)
+def test_a_merge_that_would_lose_a_name_or_a_number_queues_the_pair_instead(old, new):
+    tenant = TenantFactory()
+    base = unit_vector(22)
+    existing = MemoryFactory(tenant=tenant, user_id="u1", text=old, embedding=at_distance(base, 0.05, 23))
+    [out] = memory_store(
+        tenant=tenant, items=[_item(new, base)], options=NEAR, judge=FixedJudge("duplicate", 0.999)
+    )
+    assert out.outcome == "queued_for_review"
+    assert out.related_ids == (existing.pk,)
+    assert set(Memory.objects.filter(tenant=tenant, status="active").values_list("text", flat=True)) == {
+        old,
+        new,
+    }
+    cluster = DuplicateCluster.objects.get(pk=out.cluster_id)
+    assert "would lose" in cluster.reason
+
+
+def test_a_judge_merged_text_that_drops_a_fact_is_not_kept():
+    tenant = TenantFactory()
+    base = unit_vector(24)
+    MemoryFactory(
+        tenant=tenant,
+        user_id="u1",
+        text="User's sister Ana lives in Porto",
+        embedding=at_distance(base, 0.05, 25),
+    )
+    judge = FixedJudge("duplicate", 0.999, merged_text="User's sister lives in Portugal")
+    [out] = memory_store(
+        tenant=tenant,
+        items=[_item("User's sister Ana lives in Porto, Portugal", base)],
+        options=NEAR,
+        judge=judge,
+    )
+    assert out.outcome == "merged_into"
+    assert Memory.objects.get(pk=out.memory_id).text == "User's sister Ana lives in Porto, Portugal"
 
 
 def test_scopes_are_separate_even_for_identical_text():

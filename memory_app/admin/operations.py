@@ -44,18 +44,32 @@ class ConversationSessionAdmin(admin.ModelAdmin):
 
 @admin.register(EmbeddingCacheEntry)
 class EmbeddingCacheEntryAdmin(admin.ModelAdmin):
-    list_display = ["id", "model", "content_hash", "hit_count", "created_at", "last_hit_at"]
-    list_filter = ["model"]
+    list_display = ["id", "tenant", "model", "content_hash", "hit_count", "created_at", "last_hit_at"]
+    list_filter = ["model", "tenant"]
     search_fields = ["content_hash", "normalized_hash"]
-    exclude = ["embedding", "proxy_embedding"]
+    exclude = ["embedding", "proxy_embedding", "surface_sketch"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[EmbeddingCacheEntry]:
-        return super().get_queryset(request).defer("embedding", "proxy_embedding")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("tenant")
+            .defer("embedding", "proxy_embedding", "surface_sketch")
+        )
 
 
 @admin.register(EmbeddingCacheStats)
 class EmbeddingCacheStatsAdmin(admin.ModelAdmin):
-    list_display = ["model", "exact_hits", "normalized_hits", "near_hits", "misses", "provider_calls"]
+    list_display = [
+        "model",
+        "tenant",
+        "exact_hits",
+        "normalized_hits",
+        "near_hits",
+        "misses",
+        "provider_calls",
+    ]
+    list_filter = ["model", "tenant"]
 
 
 @admin.register(KeptApartPair)

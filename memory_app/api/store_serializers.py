@@ -8,19 +8,9 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memory_app.api.serializers import MemoryOutputSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.services.store_config import JUDGES
-
-
-class StrictSerializer(serializers.Serializer):
-    """Rejects keys it does not know, so a misspelt field is a 400, not silently ignored."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
 
 
 class StrictCharField(serializers.CharField):
@@ -67,7 +57,7 @@ class MemoryStoreInputSerializer(MemoryWritableFields):
     session_id = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
 
 
-class StoreOptionsSerializer(serializers.Serializer):
+class StoreOptionsSerializer(StrictSerializer):
     """Per-request overrides (query parameters) of the agent profile and the global settings."""
 
     deduplicate = serializers.BooleanField(
@@ -93,6 +83,10 @@ class StoreOutcomeSerializer(serializers.Serializer):
     cluster_id = serializers.IntegerField(allow_null=True, help_text="review cluster when queued")
     relation = serializers.CharField(allow_null=True)
     confidence = serializers.FloatField(allow_null=True)
+    embedding_pending = serializers.BooleanField(
+        help_text="stored without a vector (embedding provider down); a task fills it in shortly"
+    )
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="what did not go as usual")
     memory = MemoryOutputSerializer(allow_null=True)
 
 

@@ -7,11 +7,15 @@ is this package's business (see docs/ARCHITECTURE.md, "Embeddings").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.conf import settings
 
 from memory_app.errors import ApplicationError
+
+if TYPE_CHECKING:
+    from memory_app.models import Tenant
 
 
 def embedding_model_name() -> str:
@@ -19,12 +23,16 @@ def embedding_model_name() -> str:
     return str(settings.EMBEDDING_MODEL)
 
 
-def embed_texts(texts: Sequence[str]) -> np.ndarray:
+def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     """n x 384 float32, L2-normalised, in input order; the cache is applied per text.
+
+    `tenant`: whose private cache serves and keeps these texts (None only for tenant-less tools:
+    calibration, evaluation, benchmarks; they share a cache partition of their own).
 
     Raises ApplicationError only when the provider itself fails (after its retries); a broken
     cache costs a warning and a provider call, never an error.
     """
+    from memory_app.embeddings.breaker import provider_embed
     from memory_app.embeddings.cache import cached_embed
     from memory_app.embeddings.providers import get_provider
     from memory_app.embeddings.stats import BatchCounts, stats_record
@@ -41,8 +49,8 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     if not items:
         return np.zeros((0, provider.dimensions), dtype=np.float32)
     if settings.EMBEDDING_CACHE_ENABLED:
-        return cached_embed(items, provider)
-    vectors = provider.embed(items)
+        return cached_embed(items, provider, tenant_id=tenant.pk if tenant is not None else None)
+    vectors = provider_embed(provider, items)
     stats_record(
         model=provider.model,
         counts=BatchCounts(
@@ -51,9 +59,10 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
             tokens_embedded=sum(count_tokens(text, provider.model) for text in items),
         ),
         hit_entry_ids=[],
+        tenant_id=tenant.pk if tenant is not None else None,
     )
     return vectors
 
 
-def embed_text(text: str) -> np.ndarray:
-    return embed_texts([text])[0]
+def embed_text(text: str, *, tenant: Tenant | None) -> np.ndarray:
+    return embed_texts([text], tenant=tenant)[0]

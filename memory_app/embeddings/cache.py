@@ -1,5 +1,11 @@
 """The embedding cache in front of the provider: exact hash, normalised hash, near duplicate.
 
+Private per tenant: every tier looks only at the calling tenant's rows, and the row keys are
+HMACs under the tenant's key (keys.py). The tiers follow the lossless identity of memory_app/text.py:
+the normalised tier folds only case, compatibility forms, whitespace, quote styles and trailing
+punctuation; the near tier reuses only between texts of equal identity skeleton, so texts that
+differ in a digit, sign, symbol, emoji or letter never share an embedding.
+
 Everything here is per text but done in batch: one query per tier for a whole call, one provider
 call for all the misses, one INSERT for the new rows. Identical texts within a call are looked up
 once. Cache SQL runs in a savepoint when the caller is inside a transaction, so a broken cache
@@ -18,13 +24,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
+from memory_app.embeddings.breaker import provider_embed
+from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
 from memory_app.embeddings.providers import EmbeddingProvider
 from memory_app.embeddings.sketch import surface_sketches
 from memory_app.embeddings.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import EmbeddingCacheEntry
-from memory_app.text import content_hash, normalized_hash
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,6 +76,7 @@ class _Item:
     chash: str
     positions: list[int]
     nhash: str = ""
+    skeleton: str = ""
     vector: np.ndarray | None = None
     tier: str = ""
     tokens: int | None = None
@@ -79,11 +87,12 @@ class _Item:
     followers: list[_Item] = field(default_factory=list)
 
 
-def cached_embed(texts: list[str], provider: EmbeddingProvider) -> np.ndarray:
+def cached_embed(texts: list[str], provider: EmbeddingProvider, *, tenant_id: int | None) -> np.ndarray:
     model = provider.model
+    keys = CacheKeys.of(tenant_id)
     items: dict[str, _Item] = {}
     for position, text in enumerate(texts):
-        chash = content_hash(text)
+        chash = keys.exact(text)
         item = items.get(chash)
         if item is None:
             items[chash] = _Item(text=text, chash=chash, positions=[position])
@@ -91,13 +100,13 @@ def cached_embed(texts: list[str], provider: EmbeddingProvider) -> np.ndarray:
             item.positions.append(position)
 
     todo = list(items.values())
-    todo = _exact_tier(model, todo)
-    todo = _normalized_tier(model, todo)
+    todo = _exact_tier(keys, model, todo)
+    todo = _normalized_tier(keys, model, todo)
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
     if near and todo:
-        todo = _near_tier(model, todo)
+        todo = _near_tier(keys, model, todo)
     if todo:
-        _embed_misses(provider, todo, with_proxy=near)
+        _embed_misses(provider, todo, keys=keys, with_proxy=near)
     for item in items.values():
         if item.leader is not None:
             item.vector = item.leader.vector
@@ -110,7 +119,7 @@ def cached_embed(texts: list[str], provider: EmbeddingProvider) -> np.ndarray:
         _count(counts, item, model)
         if item.hit_entry is not None:
             hit_ids.append(item.hit_entry)
-    stats_record(model=model, counts=counts, hit_entry_ids=hit_ids)
+    stats_record(model=model, counts=counts, hit_entry_ids=hit_ids, tenant_id=tenant_id)
     logger.debug(
         "embed batch model=%s texts=%d exact=%d normalized=%d near=%d misses=%d",
         model,
@@ -141,17 +150,27 @@ def _count(counts: BatchCounts, item: _Item, model: str) -> None:
         counts.near_hits += 1
 
 
-def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
+def _tenant_sql(keys: CacheKeys) -> tuple[str, list[int]]:
+    """The tenant condition as the unique index's leading column can serve it (`=` or IS NULL)."""
+    if keys.tenant_id is None:
+        return "tenant_id IS NULL", []
+    return "tenant_id = %s", [keys.tenant_id]
+
+
+def _exact_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
     by_hash = {item.chash: item for item in todo}
     table = EmbeddingCacheEntry._meta.db_table
 
+    tenant_sql, tenant_args = _tenant_sql(keys)
+
     def lookup() -> list[tuple[int, str, list[float], int]]:
-        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path.
+        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path,
+        # on the unique index embcache_tenant_hash_unique.
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
-                "WHERE model = %s AND content_hash = ANY(%s)",
-                [model, list(by_hash)],
+                f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)",
+                [*tenant_args, model, list(by_hash)],
             )
             return cursor.fetchall()
 
@@ -165,21 +184,24 @@ def _exact_tier(model: str, todo: list[_Item]) -> list[_Item]:
     return [item for item in todo if not item.tier]
 
 
-def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
+def _normalized_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
     if not todo:
         return todo
     table = EmbeddingCacheEntry._meta.db_table
     groups: dict[str, list[_Item]] = {}
     for item in todo:
-        item.nhash = normalized_hash(item.text)
+        item.nhash = keys.normalized(item.text)
         groups.setdefault(item.nhash, []).append(item)
+    tenant_sql, tenant_args = _tenant_sql(keys)
 
     def lookup() -> list[tuple[int, str, list[float]]]:
+        # On embcache_tenant_norm_idx.
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
-                "WHERE model = %s AND normalized_hash = ANY(%s) ORDER BY normalized_hash, id",
-                [model, list(groups)],
+                f"WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
+                "ORDER BY normalized_hash, id",
+                [*tenant_args, model, list(groups)],
             )
             return cursor.fetchall()
 
@@ -196,17 +218,18 @@ def _normalized_tier(model: str, todo: list[_Item]) -> list[_Item]:
     return remaining
 
 
-def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
+def _near_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
     texts = [item.text for item in todo]
     for item, proxy, sketch in zip(todo, proxy_vectors(texts), surface_sketches(texts), strict=True):
         item.proxy, item.sketch = proxy, sketch
+        item.skeleton = keys.skeleton(item.text)
     matches = None
     if not health.broken and index_state.check():
         proxies = np.stack([item.proxy for item in todo])  # type: ignore[misc]
         nested = connection.in_atomic_block
         matches = _guarded(
             "near-duplicate lookup",
-            lambda: near_lookup(model=model, proxies=proxies, restore=nested),
+            lambda: near_lookup(model=model, proxies=proxies, restore=nested, tenant_id=keys.tenant_id),
             own_transaction=True,
         )
         if matches is None:
@@ -216,9 +239,10 @@ def _near_tier(model: str, todo: list[_Item]) -> list[_Item]:
         logger.debug("semantic dedup check model=%s hash=%s", model, item.chash[:16])
         match = matches[i] if matches else None
         surface = _surface(item, match.sketch) if match is not None else 0.0
-        if match is not None and near_reuse(proxy_score=match.score, surface_score=surface):
-            item.vector, item.tier, item.hit_entry = match.embedding, "near", match.entry_id
-            _log_hit(model, match.score, surface, item.chash, match.content_hash)
+        same_identity = match is not None and match.skeleton_hash == item.skeleton
+        if same_identity and near_reuse(proxy_score=match.score, surface_score=surface):  # type: ignore[union-attr]
+            item.vector, item.tier, item.hit_entry = match.embedding, "near", match.entry_id  # type: ignore[union-attr]
+            _log_hit(model, match.score, surface, item.chash, match.content_hash)  # type: ignore[union-attr]
             continue
         leader = _batch_leader(model, item, remaining)
         if leader is not None:
@@ -259,6 +283,8 @@ def _batch_leader(model: str, item: _Item, leaders: list[_Item]) -> _Item | None
     scores = np.stack([leader.proxy for leader in leaders]) @ item.proxy  # type: ignore[misc]
     for best in np.argsort(-scores)[:3]:
         leader = leaders[int(best)]
+        if leader.skeleton != item.skeleton:
+            continue
         surface = _surface(item, leader.sketch)
         if near_reuse(proxy_score=float(scores[best]), surface_score=surface):
             _log_hit(model, float(scores[best]), surface, item.chash, leader.chash)
@@ -266,8 +292,10 @@ def _batch_leader(model: str, item: _Item, leaders: list[_Item]) -> _Item | None
     return None
 
 
-def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy: bool) -> None:
-    vectors = provider.embed([item.text for item in todo])
+def _embed_misses(
+    provider: EmbeddingProvider, todo: list[_Item], *, keys: CacheKeys, with_proxy: bool
+) -> None:
+    vectors = provider_embed(provider, [item.text for item in todo])
     for item, vector in zip(todo, vectors, strict=True):
         item.vector, item.tier = vector, "miss"
         item.tokens = count_tokens(item.text, provider.model)
@@ -275,10 +303,12 @@ def _embed_misses(provider: EmbeddingProvider, todo: list[_Item], *, with_proxy:
         return
     rows = [
         EmbeddingCacheEntry(
+            tenant_id=keys.tenant_id,
             model=provider.model,
             dimensions=provider.dimensions,
             content_hash=item.chash,
-            normalized_hash=item.nhash or normalized_hash(item.text),
+            normalized_hash=item.nhash or keys.normalized(item.text),
+            skeleton_hash=item.skeleton or keys.skeleton(item.text),
             embedding=item.vector,
             proxy_embedding=item.proxy if with_proxy else None,
             surface_sketch=item.sketch if with_proxy else None,

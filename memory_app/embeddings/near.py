@@ -37,6 +37,7 @@ INDEX_CHECK_SECONDS = 60.0
 class NearMatch:
     entry_id: int
     content_hash: str
+    skeleton_hash: str
     embedding: np.ndarray
     score: float
     sketch: np.ndarray | None
@@ -108,21 +109,27 @@ class _IndexState:
 index_state = _IndexState()
 
 
-def _lateral_sql() -> str:
+def _lateral_sql(tenant_id: int | None) -> str:
     table = EmbeddingCacheEntry._meta.db_table
+    # The tenant filter rides on the HNSW scan (iterative relaxed_order keeps scanning until a row
+    # of this tenant is found), so no other tenant's row is ever a candidate.
+    tenant_sql = "e.tenant_id IS NULL" if tenant_id is None else "e.tenant_id = %s"
     return (
-        "SELECT q.ord, n.id, n.content_hash, n.embedding::real[], n.surface_sketch::real[], n.distance "
+        "SELECT q.ord, n.id, n.content_hash, n.skeleton_hash, n.embedding::real[],"
+        " n.surface_sketch::real[], n.distance "
         "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, ord) "
         "CROSS JOIN LATERAL ("
-        "  SELECT e.id, e.content_hash, e.embedding, e.surface_sketch,"
+        "  SELECT e.id, e.content_hash, e.skeleton_hash, e.embedding, e.surface_sketch,"
         f"  e.proxy_embedding <=> q.v AS distance FROM {table} e"
-        "   WHERE e.model = %s AND e.proxy_embedding IS NOT NULL"
+        f"   WHERE {tenant_sql} AND e.model = %s AND e.proxy_embedding IS NOT NULL"
         "   ORDER BY e.proxy_embedding <=> q.v LIMIT 1"
         ") AS n"
     )
 
 
-def near_lookup(*, model: str, proxies: np.ndarray, restore: bool = True) -> list[NearMatch | None]:
+def near_lookup(
+    *, model: str, proxies: np.ndarray, restore: bool = True, tenant_id: int | None = None
+) -> list[NearMatch | None]:
     """The nearest cached text per proxy row (None when the cache has none); raises DatabaseError.
 
     Must run inside a transaction: the HNSW settings are SET LOCAL. In a transaction of its own
@@ -145,15 +152,16 @@ def near_lookup(*, model: str, proxies: np.ndarray, restore: bool = True) -> lis
         cursor.execute(
             f"SET LOCAL hnsw.ef_search = {ef_search}; SET LOCAL hnsw.iterative_scan = relaxed_order"
         )
-        cursor.execute(_lateral_sql(), [literals, model])
+        tenant_args = [] if tenant_id is None else [tenant_id]
+        cursor.execute(_lateral_sql(tenant_id), [literals, *tenant_args, model])
         rows = cursor.fetchall()
         if previous is not None:
             cursor.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
                 [previous[0] or "40", previous[1] or "off"],
             )
-    for ordinal, entry_id, chash, embedding, sketch, distance in rows:
+    for ordinal, entry_id, chash, skeleton, embedding, sketch, distance in rows:
         vector = np.asarray(embedding, dtype=np.float32)
         guard = np.asarray(sketch, dtype=np.float32) if sketch is not None else None
-        found[ordinal - 1] = NearMatch(entry_id, chash, vector, 1.0 - float(distance), guard)
+        found[ordinal - 1] = NearMatch(entry_id, chash, skeleton, vector, 1.0 - float(distance), guard)
     return found

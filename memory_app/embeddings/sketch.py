@@ -2,10 +2,10 @@
 
 The proxy model (MiniLM) is nearly blind to word order: on PAWS, 24 % of the pairs that are NOT
 paraphrases ("A acquired B" / "B acquired A") reach cosine 0.99. This sketch sees order: character
-trigrams of the normalised text, each tagged with which quarter of the text it sits in, hashed with
-a sign into 512 dimensions (a count sketch). Two texts agree on it only when the same characters
-sit in the same places: a typo or "I'm" -> "I am" keeps it near 1, moving a word across the
-sentence does not. It is a vector of hashed counts, not the text, like the embedding beside it.
+trigrams of the identity skeleton (text.py), each tagged with which quarter of the text it sits
+in, hashed with a sign into 512 dimensions (a count sketch). Two texts agree on it only when the
+same characters sit in the same places: a typo keeps it near 1, moving a word across the sentence
+does not. It is a vector of hashed counts, not the text, like the embedding beside it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hashlib
 
 import numpy as np
 
-from memory_app.text import normalize_text
+from memory_app.text import identity_skeleton
 
 SKETCH_DIMENSIONS = 512
 POSITION_BUCKETS = 4
@@ -28,7 +28,7 @@ def _feature(token: str) -> tuple[int, float]:
 
 def surface_sketch(text: str) -> np.ndarray:
     """L2-normalised float32 vector of SKETCH_DIMENSIONS; cosine compares two texts' surfaces."""
-    padded = f" {normalize_text(text)} "
+    padded = f" {identity_skeleton(text)} "
     vector = np.zeros(SKETCH_DIMENSIONS, dtype=np.float32)
     count = max(len(padded) - NGRAM + 1, 1)
     for i in range(count):

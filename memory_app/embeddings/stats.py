@@ -23,7 +23,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
+from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +56,11 @@ CACHE_ERRORS = (DatabaseError, SynchronousOnlyOperation, RuntimeError)
 
 
 class _Pending:
-    """Counts not yet written, per model, plus hit counts per cache row."""
+    """Counts not yet written, per (tenant id, model), plus hit counts per cache row."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.by_model: dict[str, BatchCounts] = {}
+        self.by_model: dict[tuple[int | None, str], BatchCounts] = {}
         self.entry_hits: Counter[int] = Counter()
         self.last_flush = time.monotonic()
         # Since process start, for the summary log line.
@@ -71,10 +71,12 @@ class _Pending:
 _pending = _Pending()
 
 
-def stats_record(*, model: str, counts: BatchCounts, hit_entry_ids: list[int]) -> None:
-    """Account one call; schedule a flush after the caller's commit when one is due."""
+def stats_record(
+    *, model: str, counts: BatchCounts, hit_entry_ids: list[int], tenant_id: int | None = None
+) -> None:
+    """Account one call of a tenant; schedule a flush after the caller's commit when one is due."""
     with _pending.lock:
-        _pending.by_model.setdefault(model, BatchCounts()).add(counts)
+        _pending.by_model.setdefault((tenant_id, model), BatchCounts()).add(counts)
         _pending.entry_hits.update(hit_entry_ids)
         _pending.totals.setdefault(model, BatchCounts()).add(counts)
         before = _pending.texts_seen
@@ -119,8 +121,8 @@ def embedding_stats_flush(*, log_failure: bool = True) -> None:
             # Statistics may lose a few counts in a server crash; they need no WAL flush per write.
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            for model, counts in by_model.items():
-                _add_counts(model, counts)
+            for (tenant_id, model), counts in by_model.items():
+                _add_counts(tenant_id, model, counts)
             _add_entry_hits(entry_hits)
     except CACHE_ERRORS as exc:
         if log_failure:
@@ -129,14 +131,18 @@ def embedding_stats_flush(*, log_failure: bool = True) -> None:
             )
 
 
-def _add_counts(model: str, counts: BatchCounts) -> None:
+def _add_counts(tenant_id: int | None, model: str, counts: BatchCounts) -> None:
     increments = {name: F(name) + getattr(counts, name) for name in COUNTER_FIELDS if getattr(counts, name)}
     if not increments:
         return
-    updated = EmbeddingCacheStats.objects.filter(model=model).update(**increments, updated_at=timezone.now())
-    if not updated:
-        EmbeddingCacheStats.objects.bulk_create([EmbeddingCacheStats(model=model)], ignore_conflicts=True)
-        EmbeddingCacheStats.objects.filter(model=model).update(**increments, updated_at=timezone.now())
+    row = EmbeddingCacheStats.objects.filter(tenant_id=tenant_id, model=model)
+    if not row.update(**increments, updated_at=timezone.now()):
+        if tenant_id is not None and not Tenant.objects.filter(pk=tenant_id).exists():
+            return  # the tenant was deleted since: its counts go with it
+        EmbeddingCacheStats.objects.bulk_create(
+            [EmbeddingCacheStats(tenant_id=tenant_id, model=model)], ignore_conflicts=True
+        )
+        row.update(**increments, updated_at=timezone.now())
 
 
 def _add_entry_hits(entry_hits: Counter[int]) -> None:

@@ -29,6 +29,10 @@ class Calibration:
     review_below: a non-distinct judgement less confident than this is queued for review.
     review_floor: duplicate probability from which the offline judge says "duplicate" (then
         decide() queues it unless it reaches review_below); below it the pair is distinct.
+    feature_names: the model's inputs, in order, each a key of features.FEATURES; mean, scale and
+        coef hold one value per name (standardise, then a logistic model with `intercept`).
+    max_words: the longest text (in words) among the fitted pairs; the judge reads no text more
+        than reach.LENGTH_FACTOR times longer (0: no limit).
     """
 
     model: str
@@ -41,6 +45,7 @@ class Calibration:
     scale: tuple[float, ...] = ()
     coef: tuple[float, ...] = ()
     intercept: float = 0.0
+    max_words: int = 0
     fitted: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -62,6 +67,7 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
         scale=tuple(float(x) for x in data.get("scale", ())),
         coef=tuple(float(x) for x in data.get("coef", ())),
         intercept=float(data.get("intercept", 0.0)),
+        max_words=int(data.get("max_words", 0)),
         fitted=bool(data.get("fitted", True)),
         meta=dict(data.get("meta", {})),
     )
@@ -79,6 +85,7 @@ def calibration_to_dict(cal: Calibration) -> dict[str, Any]:
         "scale": list(cal.scale),
         "coef": list(cal.coef),
         "intercept": cal.intercept,
+        "max_words": cal.max_words,
         "fitted": cal.fitted,
         "meta": cal.meta,
     }

@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
+from memory_app.judge import reach
 from memory_app.judge import text_norm as tn
+from memory_app.judge.alignment import Alignment, text_alignment
 
-# The model sees these, in this order; the calibration JSON stores one weight per name.
-FEATURE_NAMES: tuple[str, ...] = (
-    "distance",
-    "jaccard",
-    "only_new",
-    "only_old",
-    "number_conflict",
-    "polarity_flip",
-    "possessor_change",
-    "slot_swap",
-    "length_ratio",
-    "person_change",
-    "name_swap",
-    "change_marker",
-    "overlap_distance",
-)
+# The features a fit uses, in this order; the calibration JSON names them and stores one weight
+# per name, so a calibration may use any subset of FEATURES below.
+FEATURE_NAMES: tuple[str, ...] = ("cover_min", "unmatched_words")
 
 
 @dataclass(frozen=True)
@@ -53,6 +43,14 @@ class PairFacts:
     middle_old: tuple[str, ...] = ()
     middle_new: tuple[str, ...] = ()
     foreign_names: bool = False
+    symbols_differ: bool = False
+    old_text: str = ""
+    new_text: str = ""
+
+    @cached_property
+    def alignment(self) -> Alignment:
+        """Word-level coverage both ways (runs the token model once per text, so only on demand)."""
+        return text_alignment(self.old_text, self.new_text)
 
     @property
     def number_conflict(self) -> bool:
@@ -107,28 +105,33 @@ class PairFacts:
             and not self.polarity_flip
         )
 
-    def vector(self, default_distance: float) -> np.ndarray:
+    def vector(self, default_distance: float, names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
         distance = default_distance if self.distance is None else self.distance
-        return np.array(
-            [
-                distance,
-                self.jaccard,
-                math.log1p(len(self.only_new)),
-                math.log1p(len(self.only_old)),
-                float(self.number_conflict),
-                float(self.polarity_flip),
-                float(self.possessor_change),
-                float(self.slot_swap),
-                self.length_ratio,
-                float(self.person_change),
-                float(self.name_swap),
-                float(self.change_marker),
-                # Same words yet far apart: the few words that differ carry the meaning (a swapped
-                # object or place), while a paraphrase is close with few shared words.
-                self.jaccard * distance,
-            ],
-            dtype=np.float64,
-        )
+        return np.array([FEATURES[name](self, distance) for name in names], dtype=np.float64)
+
+
+FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
+    "distance": lambda f, d: d,
+    "jaccard": lambda f, d: f.jaccard,
+    "only_new": lambda f, d: math.log1p(len(f.only_new)),
+    "only_old": lambda f, d: math.log1p(len(f.only_old)),
+    "number_conflict": lambda f, d: float(f.number_conflict),
+    "polarity_flip": lambda f, d: float(f.polarity_flip),
+    "possessor_change": lambda f, d: float(f.possessor_change),
+    "slot_swap": lambda f, d: float(f.slot_swap),
+    "length_ratio": lambda f, d: f.length_ratio,
+    "person_change": lambda f, d: float(f.person_change),
+    "name_swap": lambda f, d: float(f.name_swap),
+    "change_marker": lambda f, d: float(f.change_marker),
+    # Same words yet far apart: the few words that differ carry the meaning.
+    "overlap_distance": lambda f, d: f.jaccard * d,
+    "cover_min": lambda f, d: f.alignment.cover_min,
+    "cover_max": lambda f, d: max(f.alignment.cover_old, f.alignment.cover_new),
+    "worst": lambda f, d: f.alignment.worst,
+    "unmatched": lambda f, d: math.log1p(f.alignment.unmatched),
+    # Linear: each further word without a counterpart is as much evidence of another fact as the first.
+    "unmatched_words": lambda f, d: float(f.alignment.unmatched),
+}
 
 
 def cosine_distance(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
@@ -186,6 +189,9 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         middle_old=frame[1],
         middle_new=frame[2],
         foreign_names=tn.foreign_names(old, new),
+        symbols_differ=reach.symbols(old) != reach.symbols(new),
+        old_text=old,
+        new_text=new,
     )
 
 

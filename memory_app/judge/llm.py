@@ -2,12 +2,17 @@
 
 Any failure (no model configured, HTTP error, timeout, malformed or incomplete JSON) is logged as a
 warning and answered by the offline judge, so a write never waits on or fails because of the LLM.
+Works with any OpenAI-compatible server (`OPENAI_BASE_URL`, `LLM_MODEL`; a local server needs no
+key): a server that refuses `json_schema` output is asked once more for a plain JSON object, and an
+answer wrapped in a Markdown code fence is read. A merged text that drops a number or a name of
+either source makes that judgement "distinct": the model's own text shows it did not see one fact.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from django.conf import settings
@@ -24,8 +29,9 @@ EXISTING candidate memory, say how NEW relates to it:
 - "distinct": a different fact (another person, object, attribute, time or scope), however similar the words.
 A different number, date, person, negation or scope is never a duplicate. When unsure, lower confidence.
 confidence is your probability (0..1) that the relation is right. For duplicate or refine, merged_text is
-one sentence keeping every detail of both and inventing nothing; otherwise merged_text is null.
-Answer with one entry per candidate, using its index."""
+one sentence keeping every detail, number and name of both and inventing nothing; otherwise merged_text
+is null. Answer with one entry per candidate, using its index, as JSON:
+{"judgements": [{"index": 0, "relation": "distinct", "confidence": 0.9, "merged_text": null}]}"""
 
 RESPONSE_SCHEMA: dict[str, Any] = {
     "name": "memory_relations",
@@ -64,12 +70,16 @@ def build_messages(new: JudgeItem, candidates: list[JudgeItem]) -> list[dict[str
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
 
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
 def parse_judgements(content: str | None, count: int) -> list[Judgement]:
     """Exactly one well-formed entry per candidate index, or LLMJudgeError."""
     if not content:
         raise LLMJudgeError("empty answer")
+    fenced = _FENCE.match(content)
     try:
-        data = json.loads(content)
+        data = json.loads(fenced.group(1) if fenced else content)
     except json.JSONDecodeError as exc:
         raise LLMJudgeError(f"not JSON: {exc}") from exc
     entries = data.get("judgements") if isinstance(data, dict) else None
@@ -93,6 +103,29 @@ def parse_judgements(content: str | None, count: int) -> list[Judgement]:
     return [by_index[i] for i in range(count)]
 
 
+def checked_merges(
+    new: JudgeItem, candidates: list[JudgeItem], judgements: list[Judgement]
+) -> list[Judgement]:
+    """A duplicate or refine whose merged text loses a number or name of either source → distinct."""
+    from memory_app.judge.merge import lost_facts
+    from memory_app.judge.policy import DISTINCT_SURE
+
+    checked = []
+    for candidate, judgement in zip(candidates, judgements, strict=True):
+        merged = judgement.merged_text
+        lost = lost_facts(merged, new.text) + lost_facts(merged, candidate.text) if merged else []
+        if lost:
+            log.info("LLM merged text drops %s; judged distinct", ", ".join(lost))
+            judgement = Judgement(
+                "distinct",
+                DISTINCT_SURE,
+                judge="llm",
+                reason=f"LLM said {judgement.relation}, but its merged text drops {', '.join(lost)}",
+            )
+        checked.append(judgement)
+    return checked
+
+
 class LLMJudge:
     name = "llm"
 
@@ -102,31 +135,50 @@ class LLMJudge:
 
             fallback = OfflineJudge()
         self.fallback = fallback
+        self.calls = 0  # judge() calls with candidates, and how many the offline judge answered
+        self.fallbacks = 0
 
     def _client(self) -> Any:
         from openai import OpenAI
 
         return OpenAI(
-            api_key=settings.OPENAI_API_KEY,
+            # A local OpenAI-compatible server takes any key; the SDK insists on one.
+            api_key=settings.OPENAI_API_KEY or "unused",
             base_url=settings.OPENAI_BASE_URL or None,
             timeout=settings.DEDUP_LLM_TIMEOUT_SECONDS,
             max_retries=0,
         )
 
+    def _ask(self, new: JudgeItem, candidates: list[JudgeItem]) -> str | None:
+        from openai import BadRequestError
+
+        client = self._client()
+        request: dict[str, Any] = {
+            "model": settings.LLM_MODEL,
+            "messages": build_messages(new, candidates),
+            "temperature": 0,
+        }
+        try:
+            response = client.chat.completions.create(
+                **request, response_format={"type": "json_schema", "json_schema": RESPONSE_SCHEMA}
+            )
+        except BadRequestError as exc:  # a server without structured output: the prompt shows the shape
+            log.info("LLM server refused json_schema output (%s); asking for a JSON object", exc)
+            response = client.chat.completions.create(**request, response_format={"type": "json_object"})
+        return response.choices[0].message.content
+
     def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
         if not candidates:
             return []
-        if not settings.LLM_MODEL or not settings.OPENAI_API_KEY:
+        self.calls += 1
+        if not settings.LLM_MODEL or not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL):
             log.warning("LLM judge requested but LLM_MODEL/OPENAI_API_KEY unset; using the offline judge")
+            self.fallbacks += 1
             return self.fallback.judge(new, candidates)
         try:
-            response = self._client().chat.completions.create(
-                model=settings.LLM_MODEL,
-                messages=build_messages(new, candidates),
-                response_format={"type": "json_schema", "json_schema": RESPONSE_SCHEMA},
-                temperature=0,
-            )
-            return parse_judgements(response.choices[0].message.content, len(candidates))
+            judgements = parse_judgements(self._ask(new, candidates), len(candidates))
         except Exception as exc:  # any transport, API or parse failure degrades to the offline judge
             log.warning("LLM judge failed (%s: %s); using the offline judge", type(exc).__name__, exc)
+            self.fallbacks += 1
             return self.fallback.judge(new, candidates)
+        return checked_merges(new, candidates, judgements)

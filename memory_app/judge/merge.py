@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from memory_app.judge import lexicon
 from memory_app.judge import text_norm as tn
 
 
@@ -25,3 +27,75 @@ def merge_text(texts: Sequence[str]) -> str:
         key=lambda i: (information(candidates[i]), len(candidates[i].strip()), -i),
     )
     return candidates[best_index]
+
+
+# A capitalised word that does not open a sentence: a name, a place, a brand, an acronym.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+
+
+def names(text: str) -> frozenset[str]:
+    """Proper names as written, without a possessive 's: the words a merge must keep."""
+    found = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0).rstrip("'-")
+        before = text[: match.start()]
+        opens_sentence = not before.strip() or bool(_SENTENCE_END.search(before))
+        # One letter is a unit or an initial ("37°C", "J. Smith"), not a name a merge must keep.
+        named = len(word) > 1 and word[0].isupper() and word.casefold() not in lexicon.STOPWORDS
+        if named and not opens_sentence:
+            found.add(word.removesuffix("'s"))
+    return frozenset(found)
+
+
+def _name_kept(name: str, kept: str) -> bool:
+    """The name itself (or its stem) is in the kept text, or an acronym ("BMI") spelled out there."""
+    # The normalised tokens too: they spell an ISO date's month out ("2025-08-31" -> "august").
+    words = [w.removesuffix("'s").casefold() for w in _WORD.findall(kept)] + list(tn.raw_tokens(kept))
+    folded = name.casefold()
+    if folded in words or tn.stem(folded) in {tn.stem(w) for w in words}:
+        return True
+    if name.isupper() and name.isalpha() and 3 <= len(name) <= 6:
+        return folded in "".join(w[0] for w in words)
+    return False
+
+
+def lost_facts(kept: str, source: str) -> list[str]:
+    """The numbers and names of `source` that `kept` does not state (empty: nothing is lost)."""
+    lost = [f"{n:g}" for n in sorted(tn.numbers(source) - tn.numbers(kept))]
+    lost += sorted(name for name in names(source) if not _name_kept(name, kept))
+    return lost
+
+
+def keeps_everything(kept: str, sources: Sequence[str]) -> bool:
+    """Whether one text can stand for all `sources`: it states every number and name each states.
+
+    The relation judge has already said the texts state the same thing (duplicate) or that one adds
+    detail to the other (refine); this is the check a merge makes on the text it keeps, so that no
+    merge drops a value or a name even when the verdict was wrong about the wording.
+    """
+    return all(not lost_facts(kept, source) for source in sources)
+
+
+def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> bool:
+    """Whether `kept` alone can stand for itself and `other`, given the judge's relation between them.
+
+    A duplicate states what the other states; a refinement states everything the refined text states
+    and more, so only the refining text can stand for both. Either way no number or name may be lost.
+    """
+    if relation == "duplicate" or (relation == "refine" and kept_refines):
+        return not lost_facts(kept, other)
+    return False
+
+
+def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = None) -> str | None:
+    """The text a merge of `new` into `old` keeps, or None when no text can stand for both.
+
+    The judge's own merged text (LLM) first, if it keeps every number and name of both; else the new
+    text for a refinement, `merge_text`'s choice for a duplicate.
+    """
+    if proposed and keeps_everything(proposed, [old, new]):
+        return proposed
+    kept = new if relation == "refine" else merge_text([old, new])
+    other = old if kept == new else new
+    return kept if stands_for(kept, other, relation=relation, kept_refines=kept == new) else None

@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 
+from memory_app.judge import reach
 from memory_app.judge import text_norm as tn
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.calibration import Calibration, load_calibration
 from memory_app.judge.features import PairFacts, cosine_distance, pair_facts
-from memory_app.text import normalize_text
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
@@ -25,7 +25,7 @@ def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
     """The fitted logistic model's P(duplicate | not refine) for one pair."""
     if not cal.coef:
         return 0.0
-    x = facts.vector(cal.default_distance)
+    x = facts.vector(cal.default_distance, cal.feature_names)
     z = (x - np.asarray(cal.mean)) / np.asarray(cal.scale)
     score = float(z @ np.asarray(cal.coef) + cal.intercept)
     return 1.0 / (1.0 + math.exp(-score))
@@ -35,6 +35,8 @@ def vetoed(facts: PairFacts) -> str:
     """Why this pair must not be merged without a human, or '' when nothing forbids it."""
     if facts.numbers_differ or facts.calendar_swap:
         return "numbers or dates differ"
+    if facts.symbols_differ:
+        return "signs or symbols differ"
     if facts.identifiers_differ:
         return "identifiers differ"
     if facts.unit_conflict:
@@ -59,9 +61,13 @@ def vetoed(facts: PairFacts) -> str:
 
 
 def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement:
-    if normalize_text(old) == normalize_text(new):
-        return Judgement("duplicate", 1.0, reason="same normalised text")
-    if tn.bare_tokens(old) == tn.bare_tokens(new):
+    if reach.surface(old) == reach.surface(new):
+        return Judgement("duplicate", 1.0, reason="same text but for case and spacing")
+    unreadable = reach.outside(old, new, cal.max_words)
+    if unreadable:
+        # Stored as is: not a merge (no evidence) and not a review (nothing a person should check).
+        return Judgement("distinct", SURE, reason=unreadable)
+    if tn.bare_tokens(old) == tn.bare_tokens(new) and reach.symbols(old) == reach.symbols(new):
         # "User prefers X" / "The user prefers X.": the fitted model never saw a pair without a
         # single differing word and scores it poorly, so this is decided before it.
         return Judgement("duplicate", SURE, reason="same words but for articles")

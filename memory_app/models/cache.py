@@ -6,12 +6,29 @@ from pgvector.django import HnswIndex, VectorField
 
 
 class EmbeddingCacheEntry(models.Model):
-    """A computed embedding, keyed by model and content hash, so no text is embedded twice."""
+    """A computed embedding, keyed by tenant, model and text digest, so no text is embedded twice.
 
+    Private to its tenant: every lookup is scoped by `tenant`, and the digests are HMACs under a
+    per-tenant key (embeddings/keys.py), so neither a hit nor a digest says anything across tenants.
+    `tenant` is NULL only for tenant-less tools (calibration, benchmarks).
+    """
+
+    tenant = models.ForeignKey(
+        "memory_app.Tenant",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,  # the unique (tenant, model, ...) constraint leads with it
+    )
     model = models.CharField(max_length=200)
     dimensions = models.IntegerField(default=384)
-    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the exact text")
-    normalized_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised text")
+    content_hash = models.CharField(max_length=64, help_text="tenant-keyed HMAC of the exact text")
+    normalized_hash = models.CharField(max_length=64, help_text="tenant-keyed HMAC of the normalised text")
+    # The near-duplicate tier reuses only between equal skeletons (text.identity_skeleton); never indexed.
+    skeleton_hash = models.CharField(
+        max_length=64, blank=True, db_default="", help_text="tenant-keyed HMAC of the identity skeleton"
+    )
     embedding = VectorField(dimensions=384)
     # A cheap stand-in vector (local model) used to find near-duplicate texts of a remote provider.
     proxy_embedding = VectorField(dimensions=384, null=True, blank=True)
@@ -24,12 +41,17 @@ class EmbeddingCacheEntry(models.Model):
 
     class Meta:
         constraints = [
-            # Tier 1: exact hit `WHERE model=%s AND content_hash=%s`.
-            models.UniqueConstraint(fields=["model", "content_hash"], name="embcache_model_hash_unique"),
+            # Tier 1: exact hit `WHERE tenant_id = %s AND model = %s AND content_hash = ANY(%s)`,
+            # and the one row per text and tenant that a concurrent INSERT ... ON CONFLICT relies on.
+            models.UniqueConstraint(
+                fields=["tenant", "model", "content_hash"],
+                name="embcache_tenant_hash_unique",
+                nulls_distinct=False,
+            ),
         ]
         indexes = [
-            # Tier 2: normalised-text hit.
-            models.Index(fields=["model", "normalized_hash"], name="embcache_model_norm_idx"),
+            # Tier 2: `WHERE tenant_id = %s AND model = %s AND normalized_hash = ANY(%s)`.
+            models.Index(fields=["tenant", "model", "normalized_hash"], name="embcache_tenant_norm_idx"),
             # Tier 3: near-duplicate reuse by the proxy vector.
             HnswIndex(
                 name="embcache_proxy_hnsw",
@@ -45,8 +67,17 @@ class EmbeddingCacheEntry(models.Model):
 
 
 class EmbeddingCacheStats(models.Model):
-    """Running counters per embedding model, updated with F() so concurrent workers never lose counts."""
+    """Running counters per tenant and embedding model, updated with F() so concurrent workers
+    never lose counts. A tenant sees its own row; service-wide figures are the sum over tenants."""
 
+    tenant = models.ForeignKey(
+        "memory_app.Tenant",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,  # the unique (tenant, model, ...) constraint leads with it
+    )
     model = models.CharField(max_length=200)
     exact_hits = models.BigIntegerField(default=0)
     normalized_hits = models.BigIntegerField(default=0)
@@ -59,7 +90,12 @@ class EmbeddingCacheStats(models.Model):
 
     class Meta:
         verbose_name_plural = "embedding cache stats"
-        constraints = [models.UniqueConstraint(fields=["model"], name="embstats_model_unique")]
+        constraints = [
+            # The flush's `UPDATE ... WHERE tenant_id = %s AND model = %s`.
+            models.UniqueConstraint(
+                fields=["tenant", "model"], name="embstats_tenant_model_unique", nulls_distinct=False
+            )
+        ]
 
     def __str__(self) -> str:
-        return self.model
+        return f"{self.model} (tenant {self.tenant_id})" if self.tenant_id else self.model

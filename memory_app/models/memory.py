@@ -110,6 +110,12 @@ class Memory(models.Model):
             # Topic and entity filters (&&, @>).
             GinIndex(fields=["topics"], name="memory_topics_gin"),
             GinIndex(fields=["entities"], name="memory_entities_gin"),
+            # The embedding sweep: active rows stored while the provider was down, oldest first.
+            models.Index(
+                fields=["id"],
+                name="memory_embedding_pending_idx",
+                condition=Q(embedding__isnull=True, status="active"),
+            ),
             # Expiry sweep: WHERE expires_at < now() AND NOT pinned.
             models.Index(
                 fields=["expires_at"], name="memory_expires_idx", condition=Q(expires_at__isnull=False)

@@ -1,23 +1,25 @@
 """Load-time deduplication: propose near-duplicate groups by distance, let the relation judge decide.
 
 Distance only proposes: an update ("goal 23" -> "goal 24") sits closer than many true duplicates,
-so every proposed member is confirmed by the same judge the write path uses. Only `duplicate` and
-`refine` join a group; anything else is shown on its own. Nothing is written: the group's display
-text is chosen (the LLM judge's merged text, else the most informative member) and every member id
-is returned, so the agent loses nothing.
+so every proposed member is confirmed by the same judge the write path uses, under the same rule
+(`judge.merge.stands_for`): a member joins only if the text shown can stand for it. The text shown
+is always the best-ranked member's own (the one the query matched best), so a member joins only
+when that text states what the member states: a duplicate, or a member that the shown text refines,
+with no number or name of the member missing. Anything else is shown on its own. Nothing is written
+and every member id is returned, so the agent loses nothing.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
-from memory_app.judge.merge import information
+from memory_app.judge.merge import information, stands_for
 from memory_app.retrieval.clustering import cosine_distances, near_duplicate_groups
 
 MERGING_RELATIONS = frozenset({"duplicate", "refine"})
@@ -26,7 +28,7 @@ MERGING_RELATIONS = frozenset({"duplicate", "refine"})
 @dataclass(frozen=True)
 class DedupGroup:
     members: list[int]  # indices into the input, best-ranked first
-    text: str  # what the agent sees for the group
+    text: str  # what the agent sees for the group: its best-ranked member's text
 
 
 def dedup_groups(
@@ -35,7 +37,6 @@ def dedup_groups(
     *,
     threshold: float,
     judge: RelationJudge,
-    merge: Callable[[Sequence[str]], str],
     min_confidence: float,
 ) -> list[DedupGroup]:
     """Groups in rank order of their best member; inputs are in rank order (best first).
@@ -50,29 +51,31 @@ def dedup_groups(
     groups: list[DedupGroup] = []
     for proposal in proposals:
         leader, others = proposal[0], proposal[1:]
-        if not others:
-            groups.append(DedupGroup(members=[leader], text=texts[leader]))
-            continue
         kept = [leader]
-        merged_text = None
         for index in others:
             judgement = _judge_pair(judge, texts, embeddings, leader, index)
-            if judgement.relation in MERGING_RELATIONS and judgement.confidence >= min_confidence:
+            if judgement.confidence >= min_confidence and _stands_for(
+                texts[leader], texts[index], judgement.relation, _newer(texts, leader, index) == leader
+            ):
                 kept.append(index)
-                merged_text = merged_text or judgement.merged_text
             else:
                 groups.append(DedupGroup(members=[index], text=texts[index]))
-        text = merged_text or (
-            _merged(merge, tuple(texts[i] for i in kept)) if len(kept) > 1 else texts[leader]
-        )
-        groups.append(DedupGroup(members=kept, text=text))
+        groups.append(DedupGroup(members=kept, text=texts[leader]))
     groups.sort(key=lambda group: group.members[0])
     return groups
 
 
-@lru_cache(maxsize=4096)
-def _merged(merge: Callable[[Sequence[str]], str], texts: tuple[str, ...]) -> str:
-    return merge(texts)
+@lru_cache(maxsize=8192)
+def _stands_for(kept: str, other: str, relation: str, kept_refines: bool) -> bool:
+    return relation in MERGING_RELATIONS and stands_for(
+        kept, other, relation=relation, kept_refines=kept_refines
+    )
+
+
+def _newer(texts: Sequence[str], a: int, b: int) -> int:
+    """Which of two results plays "new" for the judge: the more informative one, since `refine` is
+    directional (new adds detail to old) and two search results have no order in time."""
+    return b if _information(texts[b]) >= _information(texts[a]) else a
 
 
 @lru_cache(maxsize=8192)
@@ -89,15 +92,15 @@ _VERDICTS_MAX = 8192
 def clear_verdict_cache() -> None:
     _VERDICTS.clear()
     _information.cache_clear()
-    _merged.cache_clear()
+    _stands_for.cache_clear()
 
 
 def _judge_pair(
     judge: RelationJudge, texts: Sequence[str], embeddings: np.ndarray, a: int, b: int
 ) -> Judgement:
-    """Judge two results with the more informative one as "new": the judge's `refine` is
-    directional (new adds detail to old), while two search results have no order in time."""
-    old, new = (a, b) if _information(texts[b]) >= _information(texts[a]) else (b, a)
+    """Judge two results with the more informative one as "new" (`_newer`)."""
+    new = _newer(texts, a, b)
+    old = a if new == b else b
     distance = float(1.0 - np.dot(embeddings[new], embeddings[old]))
     key = (getattr(judge, "name", type(judge).__name__), texts[new], texts[old], round(distance, 3))
     cached = _VERDICTS.get(key)

@@ -6,7 +6,7 @@ bench/pipeline.py both call it, so the benchmark measures exactly what a request
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +55,6 @@ def run_pipeline(
     dedup_threshold: float,
     dedup_min_confidence: float = 0.0,
     judge: RelationJudge | None,
-    merge: Callable[[Sequence[str]], str] | None,
     clustering: bool,
     epsilon: float,
     min_points: int,
@@ -64,13 +63,12 @@ def run_pipeline(
 ) -> PipelineOutcome:
     """Inputs are in rank order (best first); returns at most `limit` entries."""
     single_threaded_blas()
-    if deduplicate and embeddings is not None and judge is not None and merge is not None:
+    if deduplicate and embeddings is not None and judge is not None:
         groups = dedup_groups(
             texts,
             embeddings,
             threshold=dedup_threshold,
             judge=judge,
-            merge=merge,
             min_confidence=dedup_min_confidence,
         )
     else:

@@ -70,7 +70,7 @@ def search_memories(
         rows.append(
             {
                 "id": memory.pk if memory is not None else hit.memory_id,
-                # the display text: a deduplicated group's merged text when search collapsed one
+                # the display text: for a group search collapsed, its best-ranked member's text
                 "text": getattr(hit, "text", None) or memory.text,
                 "score": float(hit.score),
                 "category": getattr(memory, "category", ""),

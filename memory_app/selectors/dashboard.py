@@ -10,7 +10,7 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from memory_app.models import DuplicateCluster, EmbeddingCacheStats, Memory, MemoryChange, Tenant
+from memory_app.models import DuplicateCluster, Memory, MemoryChange, Tenant
 from memory_app.models.review import ClusterStatus
 
 RESOLUTION_SAMPLE = 5000  # enough for a stable median without reading every resolved cluster
@@ -118,9 +118,11 @@ def review_backlog(*, tenant: Tenant | None, now: dt.datetime | None = None) -> 
 
 
 def embedding_cache_savings() -> list[CacheSavings]:
-    """Per embedding model (the cache is shared by all tenants: same text, same vector)."""
+    """Per embedding model, summed over every tenant's private cache (staff only)."""
+    from memory_app.selectors.embedding_stats import embedding_stats
+
     out = []
-    for s in EmbeddingCacheStats.objects.order_by("model"):
+    for s in embedding_stats(tenant=None):
         hits = s.exact_hits + s.normalized_hits + s.near_hits
         total = hits + s.misses
         out.append(

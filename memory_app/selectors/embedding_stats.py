@@ -1,9 +1,10 @@
-"""Embedding-cache statistics, per model.
+"""Embedding-cache statistics, per model: one tenant's own, or service-wide.
 
-Service-wide by design, like the health report: the cache is shared by all tenants (it is keyed by
-model and text hash, and holds no tenant data beyond the vectors themselves), so its counters are
-too. They are aggregate counts only. Counts of the last few seconds may still be pending in a
-worker (see embeddings/stats.py).
+The cache is private per tenant, and so are its counters: a tenant's hit counts would otherwise
+tell it whether another tenant stored or searched a text. The API shows a tenant its own rows
+only; the service-wide sums (every tenant plus the tenant-less tools) are for staff (admin
+dashboard) and the `embedding_stats` / `memory_stats` commands. Counts of the last few seconds may
+still be pending in a worker (see embeddings/stats.py).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, Max, Sum
 
 from memory_app.embeddings.stats import COUNTER_FIELDS
-from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
+from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
 
 @dataclass(frozen=True)
@@ -39,19 +40,24 @@ class EmbeddingModelStats:
         return asdict(self)
 
 
-def embedding_stats(*, model: str | None = None) -> list[EmbeddingModelStats]:
-    """One row per model that has counters or cache entries, ordered by model name."""
+def embedding_stats(*, tenant: Tenant | None, model: str | None = None) -> list[EmbeddingModelStats]:
+    """One row per model that has counters or cache entries, ordered by model name: `tenant`'s
+    own, or with `tenant=None` the service-wide sums (staff and commands only)."""
     stats = EmbeddingCacheStats.objects.all()
-    entries = EmbeddingCacheEntry.objects.values("model").annotate(n=Count("id"))
+    entries = EmbeddingCacheEntry.objects.all()
+    if tenant is not None:
+        stats, entries = stats.filter(tenant=tenant), entries.filter(tenant=tenant)
     if model:
         stats, entries = stats.filter(model=model), entries.filter(model=model)
-    by_model = {row.model: row for row in stats}
-    sizes = {row["model"]: row["n"] for row in entries}
+    sums = {name: Sum(name) for name in COUNTER_FIELDS}
+    rows = stats.values("model").annotate(**sums, last_updated=Max("updated_at"))
+    by_model = {row["model"]: row for row in rows}
+    sizes = {row["model"]: row["n"] for row in entries.values("model").annotate(n=Count("id"))}
     price = settings.EMBEDDING_PRICE_PER_1K_TOKENS
     out = []
     for name in sorted(set(by_model) | set(sizes)):
         row = by_model.get(name)
-        counts = {f: int(getattr(row, f)) if row else 0 for f in COUNTER_FIELDS}
+        counts = {f: int(row[f] or 0) if row else 0 for f in COUNTER_FIELDS}
         hits = counts["exact_hits"] + counts["normalized_hits"] + counts["near_hits"]
         lookups = hits + counts["misses"]
         out.append(
@@ -63,7 +69,7 @@ def embedding_stats(*, model: str | None = None) -> list[EmbeddingModelStats]:
                 estimated_cost_saved=round(counts["tokens_avoided"] / 1000 * price, 6),
                 price_per_1k_tokens=price,
                 cache_entries=sizes.get(name, 0),
-                updated_at=row.updated_at.isoformat() if row else None,
+                updated_at=row["last_updated"].isoformat() if row and row["last_updated"] else None,
             )
         )
     return out

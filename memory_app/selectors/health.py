@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from memory_app.embeddings.breaker import breaker
 from memory_app.embeddings.health import provider_state
 
 logger = logging.getLogger(__name__)
@@ -92,8 +93,15 @@ def readiness_report(*, detailed: bool) -> dict[str, Any]:
         try:
             report[name] = future.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
-            report[name] = {"status": "timeout", "timeout_seconds": budget}
+            report[name] = {"status": "timeout", "timeout_seconds": budget, "ms": round(budget * 1000, 1)}
     embedding = provider_state()
+    circuit = breaker.state()
+    embedding["circuit"] = {
+        "state": circuit.state,
+        "retry_in_seconds": round(circuit.retry_in_seconds, 1),
+    }
+    if circuit.state != "closed":
+        embedding["status"] = "down"  # calls are refused without reaching the provider
     if not detailed:
         embedding["last_failure_reason"] = embedding["last_failure_reason"].split(":", 1)[0]
     report["embedding"] = embedding

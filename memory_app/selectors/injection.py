@@ -33,6 +33,7 @@ class ContextResult:
     facts: list[ContextFact]
     tokens: int
     query: str
+    degraded: tuple[str, ...] = ()  # what the search underneath could not do (see SearchResult)
 
 
 def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 3) -> str:
@@ -74,6 +75,7 @@ def memory_context(
     budget = settings.CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
     text = query.strip() or conversation_query(messages, user_turns=user_turns).strip()
     facts: list[ContextFact] = []
+    degraded: tuple[str, ...] = ()
     if text:
         # Similarity is the hybrid search's relevance (vector + BM25), which measured best on
         # LoCoMo, scaled by the best hit so it lives in [0, 1] like confidence.
@@ -84,6 +86,7 @@ def memory_context(
             limit=settings.CONTEXT_CANDIDATES,
             options=SearchOptions(touch=False),
         )
+        degraded = tuple(result.degraded)
         top = max((hit.score for hit in result.hits), default=0.0) or 1.0
         for hit in result.hits:
             similarity = max(hit.score, 0.0) / top
@@ -105,4 +108,4 @@ def memory_context(
     used = [facts[i] for i in packed.indices]
     if used:
         touch_after_commit(tenant=tenant, ids=[i for fact in used for i in fact.member_ids])
-    return ContextResult(text=packed.text, facts=used, tokens=packed.tokens, query=text)
+    return ContextResult(text=packed.text, facts=used, tokens=packed.tokens, query=text, degraded=degraded)

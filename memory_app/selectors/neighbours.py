@@ -19,7 +19,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
-from memory_app.models import KeptApartPair, Memory, Tenant
+from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
 
@@ -36,7 +36,6 @@ class Neighbour:
     text: str
     created_at: datetime
     distance: float  # cosine distance to the query vector, computed by pgvector
-    kept_apart: frozenset[int] = frozenset()  # memories a reviewer declared different from this one
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -75,15 +74,8 @@ def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) ->
     return small
 
 
-# Each candidate with the memories a reviewer kept apart from it (keptapart_pair_unique serves the
-# low side, the memory_high FK index the other): a merge leaves those out of its group, and asking
-# here saves the store a round trip.
-_KEPT = KeptApartPair._meta.db_table
 _ROWS = f"""
-        SELECT m.id, m.text, m.created_at, n.distance,
-               ARRAY(SELECT k.memory_high_id FROM {_KEPT} k WHERE k.memory_low_id = m.id
-                     UNION ALL
-                     SELECT k.memory_low_id FROM {_KEPT} k WHERE k.memory_high_id = m.id)
+        SELECT m.id, m.text, m.created_at, n.distance
         FROM nearest n JOIN {Memory._meta.db_table} m ON m.id = n.id
         WHERE n.distance <= %s ORDER BY n.distance, m.id"""
 
@@ -153,9 +145,4 @@ def scope_neighbours(
         rows = cursor.fetchall()
     # No vectors come back: the judge needs each candidate's distance, which the query has, and a
     # merge copies the surviving text's vector inside the database (services.lineage_sql).
-    return [
-        Neighbour(
-            memory_id=r[0], text=r[1], created_at=r[2], distance=float(r[3]), kept_apart=frozenset(r[4])
-        )
-        for r in rows
-    ]
+    return [Neighbour(memory_id=r[0], text=r[1], created_at=r[2], distance=float(r[3])) for r in rows]

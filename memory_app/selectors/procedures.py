@@ -9,7 +9,7 @@ from pgvector.django import CosineDistance
 
 from memory_app.models import Procedure, Tenant
 from memory_app.retrieval.procedural import is_recommended, procedure_confidence
-from memory_app.text import normalize_text, normalized_hash
+from memory_app.text import pattern_hash, query_pattern
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,10 @@ def procedure_suggest(
     """The exact pattern of `query` if recorded; else the nearest recorded pattern of this tenant and
     user within `max_distance` (cosine; PROCEDURE_MATCH_MAX_DISTANCE by default)."""
     none = Suggestion(procedure=None, match="none", distance=None, confidence=0.0, recommended=False)
-    if not normalize_text(query):
+    if not query_pattern(query):
         return none
     scope = Procedure.objects.filter(tenant=tenant, user_id=user_id)
-    exact = scope.defer("pattern_embedding").filter(pattern_hash=normalized_hash(query)).first()
+    exact = scope.defer("pattern_embedding").filter(pattern_hash=pattern_hash(query)).first()
     if exact is not None:
         return _suggestion(exact, "exact", 0.0)
     from memory_app.embeddings import embed_text, embedding_model_name
@@ -57,7 +57,7 @@ def procedure_suggest(
     limit = settings.PROCEDURE_MATCH_MAX_DISTANCE if max_distance is None else max_distance
     if not scope.filter(pattern_embedding__isnull=False).exists():
         return none
-    vector = embed_text(normalize_text(query))
+    vector = embed_text(query_pattern(query), tenant=tenant)
     # A user's procedures are few: exact distance over the scope's rows (no approximate index).
     # The threshold is applied after the LIMIT, never inside it.
     nearest = (

@@ -15,7 +15,6 @@ from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError
-from memory_app.judge.merge import merge_text
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
@@ -41,7 +40,7 @@ __all__ = [
 class SearchHit:
     memory: Memory  # the best-ranked member (its row, without the vector)
     score: float
-    text: str  # display text: the memory's text, or a dedup group's merged text
+    text: str  # display text: the best-ranked member's own text (also for a dedup group)
     member_ids: list[int]  # every memory this entry stands for, best first (one unless deduplicated)
     cluster: int | None = None  # DBSCAN label among the results; None for noise or when off
     vector_score: float | None = None  # cosine similarity to the query
@@ -53,13 +52,18 @@ class SearchResult:
     hits: list[SearchHit]
     mode: str
     stats: dict[str, Any] = field(default_factory=dict)
+    # What this search could not do, said to the caller ("query_embedding_failed: fulltext only").
+    degraded: list[str] = field(default_factory=list)
 
 
-def _query_embedding(query: str) -> np.ndarray | None:
+QUERY_EMBEDDING_FAILED = "query_embedding_failed: fulltext only"
+
+
+def _query_embedding(query: str, tenant: Tenant) -> np.ndarray | None:
     from memory_app.embeddings import embed_text
 
     try:
-        return np.asarray(embed_text(query), dtype=np.float32)
+        return np.asarray(embed_text(query, tenant=tenant), dtype=np.float32)
     except Exception as exc:  # a failed provider degrades search to full text, never a 500
         log.warning("query embedding failed (%s); searching full text only", exc)
         return None
@@ -135,7 +139,8 @@ def memory_search(
     fetch = limit * 3 if opts.deduplicate else limit
     k = max(fetch, opts.candidates)
 
-    embedding = _query_embedding(query) if mode in ("vector", "hybrid") else None
+    embedding = _query_embedding(query, tenant) if mode in ("vector", "hybrid") else None
+    degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
     effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
     vector: list[Candidate] = []
     lexical: list[Candidate] = []
@@ -174,7 +179,7 @@ def memory_search(
         "lexical_candidates": len(lexical),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
     }
-    return SearchResult(hits=hits, mode=effective_mode, stats=stats)
+    return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded)
 
 
 def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
@@ -249,7 +254,6 @@ def _post_process(
         dedup_threshold=opts.dedup_threshold,
         dedup_min_confidence=min_confidence,
         judge=judge,
-        merge=merge_text,
         clustering=opts.clustering,
         epsilon=opts.dbscan_epsilon,
         min_points=opts.dbscan_min_points,

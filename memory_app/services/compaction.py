@@ -103,17 +103,34 @@ def _item(memory: Memory) -> JudgeItem:
     return JudgeItem(text=memory.text, embedding=embedding, created_at=memory.created_at, memory_id=memory.pk)
 
 
-def _merged_text(anchor: Memory, members: list[Memory], judgements: list[Judgement]) -> str | None:
-    """The LLM's merged text when it wrote one, else the judge package's merge_text, else None
-    (memory_merge then keeps the most informative source text)."""
-    for judgement in judgements:
-        if judgement.merged_text:
-            return judgement.merged_text
-    try:
-        from memory_app.judge.merge import merge_text
-    except ImportError:
-        return None
-    return merge_text([anchor.text, *(m.text for m in members if m.pk != anchor.pk)])
+def _merge_plan(
+    anchor: Memory, merge: list[tuple[Memory, Judgement]]
+) -> tuple[str | None, list[tuple[Memory, Judgement]], list[tuple[Memory, Judgement]]]:
+    """The text a merge keeps, the members it can stand for, and the rest (queued instead).
+
+    The write path's rule (`judge.merge`): the LLM's merged text if it loses nothing of any source;
+    else the anchor's text when a member is refined by it, or `merge_text`'s choice (then the anchor's
+    text if the choice loses something of the anchor). A member joins only if the kept text stands
+    for it; one that would lose a number or a name goes to review.
+    """
+    from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
+
+    sources = [anchor.text, *(m.text for m, _ in merge)]
+    proposed = next((j.merged_text for _, j in merge if j.merged_text), None)
+    if proposed and keeps_everything(proposed, sources):
+        return proposed, merge, []
+    refines = any(j.relation == "refine" for _, j in merge)
+    for kept in [anchor.text] if refines else [merge_text(sources), anchor.text]:
+        if lost_facts(kept, anchor.text):
+            continue
+        joined = [
+            (m, j)
+            for m, j in merge
+            if stands_for(kept, m.text, relation=j.relation, kept_refines=kept == anchor.text)
+        ]
+        if joined:
+            return kept, joined, [pair for pair in merge if pair not in joined]
+    return None, [], merge
 
 
 def _group_action(
@@ -138,8 +155,9 @@ def _group_action(
 
 def plan_group(rows: list[Memory], tools: JudgeTools) -> list[PlannedAction]:
     """Resolve a group newest first: the newest member is judged against the others; those it
-    duplicates merge with it, those it updates are superseded by it, unsure ones go to review, and
-    the ones it is distinct from form the rest of the group, resolved the same way."""
+    duplicates merge with it (those the kept text can stand for, `_merge_plan`), those it updates are
+    superseded by it, unsure ones go to review, and the ones it is distinct from form the rest of the
+    group, resolved the same way."""
     remaining = sorted(rows, key=lambda m: (m.created_at, m.pk))
     actions: list[PlannedAction] = []
     while len(remaining) >= 2:
@@ -157,8 +175,10 @@ def plan_group(rows: list[Memory], tools: JudgeTools) -> list[PlannedAction]:
             if decision.action not in ("merge", "supersede", "review"):
                 distinct.append(memory)
         if merge:
-            text = _merged_text(anchor, [m for m, _ in merge], [j for _, j in merge])
-            actions.append(_group_action("merge", anchor, merge, text=text))
+            text, joined, unmerged = _merge_plan(anchor, merge)
+            if joined:
+                actions.append(_group_action("merge", anchor, joined, text=text))
+            review.extend(unmerged)
         for memory, judgement in supersede:
             actions.append(
                 PlannedAction(

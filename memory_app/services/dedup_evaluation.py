@@ -105,7 +105,7 @@ def evaluate_pairs(*, pairs: list[Pair], judge: str | None = None) -> tuple[list
     """Runs every pair through memory_store in a scratch tenant (deleted afterwards, even on error)."""
     from memory_app.embeddings import embed_texts
 
-    vectors = embed_texts([p.existing for p in pairs] + [p.new for p in pairs])
+    vectors = embed_texts([p.existing for p in pairs] + [p.new for p in pairs], tenant=None)
     existing_vecs, new_vecs = vectors[: len(pairs)], vectors[len(pairs) :]
     tenant = Tenant.objects.create(name="evaluate_dedup scratch", slug=f"eval-dedup-{uuid.uuid4().hex[:12]}")
     options = StoreOptions(judge=judge)

@@ -3,9 +3,11 @@
 What holds a memory's text besides its row: the rows it superseded or that were merged into it
 (status superseded, `superseded_by` → it), `MemoryChangeSource.snapshot` (a JSON copy of a source
 row), `MemoryChange.reason` and `DuplicateCluster.reason` (a judge may quote the text) and the admin
-log (`object_repr` is the first 80 characters). All of those go. The embedding cache is shared by
-every tenant and user and keyed by hashes: it holds vectors and SHA-256 digests, never text, so it is
-left alone (docs/ARCHITECTURE.md, "Forgetting").
+log (`object_repr` is the first 80 characters). All of those go. So do the tenant's embedding-cache
+rows of those texts (a vector and a keyed digest of the text: enough to confirm a guess for whoever
+holds SECRET_KEY), unless another memory or procedure of the tenant still has the same text. Cache
+rows of search queries cannot be traced to a user and stay until the tenant is deleted
+(docs/ARCHITECTURE.md, "Forgetting"; docs/OPERATIONS.md for dead tuples and WAL).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
+from memory_app.embeddings.keys import CacheKeys
 from memory_app.models import (
     ClusterMember,
     ConversationSession,
     DuplicateCluster,
+    EmbeddingCacheEntry,
     Memory,
     MemoryChange,
     MemoryChangeSource,
@@ -41,6 +45,21 @@ def admin_log_forget(model: type[models.Model], ids: Iterable[int]) -> int:
             for m in (Memory, *Memory.__subclasses__())
         ]
     return LogEntry.objects.filter(content_type__in=content_types, object_id__in=keys).delete()[0]
+
+
+def embedding_cache_forget(*, tenant: Tenant, texts: Iterable[str]) -> int:
+    """Delete the tenant's cache rows of these texts that no memory or procedure of it still holds."""
+    wanted = set(texts)
+    if not wanted:
+        return 0
+    keys = CacheKeys.of(tenant.pk)
+    held = set(Memory.objects.filter(tenant=tenant, text__in=wanted).values_list("text", flat=True))
+    held |= set(Procedure.objects.filter(tenant=tenant, pattern__in=wanted).values_list("pattern", flat=True))
+    kept = {keys.exact(text) for text in held}
+    gone = {keys.exact(text) for text in wanted} - kept
+    if not gone:
+        return 0
+    return EmbeddingCacheEntry.objects.filter(tenant=tenant, content_hash__in=gone).delete()[0]
 
 
 def _with_predecessors(tenant: Tenant, ids: set[int]) -> set[int]:
@@ -75,7 +94,9 @@ def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     # Break superseded_by links inside the set first so the delete needs no per-row SET NULL.
     Memory.objects.filter(pk__in=ids).update(superseded_by=None)
     Memory.objects.filter(superseded_by__in=ids).update(superseded_by=None)
+    texts = set(Memory.objects.filter(tenant=tenant, pk__in=ids).values_list("text", flat=True))
     deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=ids).delete()
+    embedding_cache_forget(tenant=tenant, texts=texts)
     return len(ids) if deleted else 0
 
 
@@ -107,7 +128,9 @@ def user_memories_delete(
     if procedural:
         procs = Procedure.objects.filter(tenant=tenant, user_id=user_id)
         admin_log_forget(Procedure, procs.values_list("pk", flat=True))
+        patterns = set(procs.values_list("pattern", flat=True))
         counts["procedural"] = procs.delete()[0]
+        embedding_cache_forget(tenant=tenant, texts=patterns)
     if short_term:
         sessions = ConversationSession.objects.filter(tenant=tenant, user_id=user_id)
         session_ids = list(sessions.values_list("pk", flat=True))

@@ -85,6 +85,7 @@ def _store_extracted(tenant: Tenant, data: InteractionInput, result: Interaction
                 "event_type": memory.event_type,
                 "outcome": outcome.outcome,
                 "memory_id": outcome.memory_id,
+                "embedding_pending": outcome.embedding_pending,
             }
         )
 

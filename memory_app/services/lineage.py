@@ -115,13 +115,13 @@ def _change_sql(change: MemoryChange, snapshots: dict[int, dict[str, Any]]) -> l
     return [insert_sql(MemoryChange, [change]), insert_sql(MemoryChangeSource, sources)]
 
 
-def _result_vector(text: str, same_text: Memory | None, incoming: Memory | None) -> Any:
+def _result_vector(tenant: Tenant, text: str, same_text: Memory | None, incoming: Memory | None) -> Any:
     """The surviving text's vector: the incoming memory's, a source's (copied inside the database),
     or, for a text no member has, a new embedding."""
     if same_text is None:
         from memory_app.embeddings import embed_text
 
-        return embed_text(text)
+        return embed_text(text, tenant=tenant)
     if same_text is incoming:
         return same_text.embedding
     return vector_of(same_text.pk) if same_text.has_embedding else None
@@ -166,7 +166,7 @@ def memory_merge(
     if not chosen_text:
         raise ApplicationError("Merged text must not be empty.", fields={"text": ["This field is required."]})
     same_text = next((m for m in sources if m.text == chosen_text), None)
-    vector = embedding if embedding is not None else _result_vector(chosen_text, same_text, incoming)
+    vector = embedding if embedding is not None else _result_vector(tenant, chosen_text, same_text, incoming)
     base = same_text or richest
     now = timezone.now()
     result_id = reserved[0]

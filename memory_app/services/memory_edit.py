@@ -57,11 +57,11 @@ def _lock_scope(tenant: Tenant, memory: Memory) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
-def _embed_or_none(text: str) -> Any:
+def _embed_or_none(text: str, tenant: Tenant) -> Any:
     from memory_app.embeddings import embed_text
 
     try:
-        return embed_text(text)
+        return embed_text(text, tenant=tenant)
     except Exception:
         logger.warning("embedding failed for an edited memory; storing it without a vector")
         return None
@@ -104,7 +104,7 @@ def memory_update(
         return _update_in_place(memory, changes)
     if normalized_hash(text) == memory.text_hash:
         changes["text"] = text
-        changes["embedding"] = _embed_or_none(text)
+        changes["embedding"] = _embed_or_none(text, tenant)
         return _update_in_place(memory, changes)
     if memory.status != MemoryStatus.ACTIVE:
         raise ApplicationError(
@@ -133,7 +133,7 @@ def _new_version(
         tenant=tenant,
         text=text,
         kind=old.kind,
-        embedding=_embed_or_none(text),
+        embedding=_embed_or_none(text, tenant),
         user_id=old.user_id,
         agent_id=old.agent_id,
         namespace=old.namespace,

@@ -11,18 +11,19 @@ from django.utils import timezone
 from memory_app.errors import ApplicationError
 from memory_app.models import Procedure, Tenant
 from memory_app.retrieval.procedural import running_average
-from memory_app.text import normalize_text, normalized_hash
+from memory_app.text import pattern_hash as query_pattern_hash
+from memory_app.text import query_pattern
 
 logger = logging.getLogger(__name__)
 
 
-def pattern_embed(pattern: str) -> tuple[list[float] | None, str]:
+def pattern_embed(pattern: str, tenant: Tenant) -> tuple[list[float] | None, str]:
     """The pattern's vector, or None when the provider fails: the record is kept either way and
     only the nearest-pattern lookup misses it."""
     from memory_app.embeddings import embed_text, embedding_model_name
 
     try:
-        return embed_text(pattern).tolist(), embedding_model_name()
+        return embed_text(pattern, tenant=tenant).tolist(), embedding_model_name()
     except Exception as exc:  # the embedding provider is a dependency that may be down
         logger.warning("procedure pattern not embedded (%s); exact matches still work", exc)
         return None, ""
@@ -43,17 +44,17 @@ def procedure_record(
     The stored tool sequence is replaced by this run's when this run scored at least the average so
     far: a worse run counts in the averages but does not overwrite a better-working sequence.
     """
-    pattern = normalize_text(query)
+    pattern = query_pattern(query)
     if not pattern:
         raise ApplicationError("The query has no words.", fields={"query": ["Give a non-empty query."]})
     if not 0.0 <= success_score <= 1.0:
         raise ApplicationError("success_score must be in [0, 1].", fields={"success_score": ["0..1."]})
     if execution_time_ms < 0:
         raise ApplicationError("execution_time_ms must be >= 0.", fields={"execution_time_ms": [">= 0."]})
-    pattern_hash = normalized_hash(query)
+    pattern_hash = query_pattern_hash(query)
     existing = Procedure.objects.filter(tenant=tenant, user_id=user_id, pattern_hash=pattern_hash).first()
     if existing is None:
-        embedding, model = pattern_embed(pattern)
+        embedding, model = pattern_embed(pattern, tenant)
         Procedure.objects.get_or_create(
             tenant=tenant,
             user_id=user_id,

@@ -115,7 +115,7 @@ def review_demo_seed(
     now = now or timezone.now()
     run = secrets.token_hex(3)
     cases = [DEMO_CASES[i % len(DEMO_CASES)] for i in range(count)]
-    vectors = embed_texts([t for texts, *_ in cases for t in texts])
+    vectors = embed_texts([t for texts, *_ in cases for t in texts], tenant=tenant)
     model = embedding_model_name()
     clusters = []
     offset = 0

@@ -30,6 +30,11 @@ def periodic_jobs() -> list[PeriodicJob]:
             "memory.search_indexes_periodic",
             settings.SEARCH_INDEXES_INTERVAL_MINUTES,
         ),
+        PeriodicJob(
+            "memory: embeddings pending",
+            "memory.embeddings_sweep",
+            settings.EMBEDDING_SWEEP_INTERVAL_MINUTES,
+        ),
     ]
 
 

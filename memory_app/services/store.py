@@ -4,8 +4,9 @@ Per new memory, in its scope (tenant, user_id, namespace, kind):
 1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped;
 2. candidates: active neighbours within the loose radius (selectors.neighbours, scope-aware plan);
 3. the relation judge labels each candidate, `decide()` picks the action;
-4. merge (duplicate/refine), supersede (update), store (distinct), or store + review queue (unsure),
-   always through services.lineage so no row is ever deleted.
+4. merge (duplicate/refine: the new memory and that one candidate, when the kept text states every
+   number and name of both, else review), supersede (update), store (distinct), or store + review
+   queue (unsure), always through services.lineage so no row is ever deleted.
 A transaction-scoped advisory lock per scope makes check+act atomic against concurrent stores of the
 same scope; the partial unique constraint `memory_active_text_unique` backs exact duplicates.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,8 +28,15 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.services import locks
 from memory_app.services.actors import Actor
+from memory_app.services.embedding_backfill import embedding_backfill_enqueue, memories_embedding_pending
 from memory_app.services.memories import memory_build, memory_touch
-from memory_app.services.store_actions import act_on_decision, is_merge, merge_new
+from memory_app.services.store_actions import (
+    act_on_decision,
+    is_merge,
+    merge_new,
+    merge_text_for,
+    unmergeable,
+)
 from memory_app.services.store_config import DedupConfig, resolve_dedup_config
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store_validation import store_items_validate
@@ -49,15 +57,16 @@ def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
     )
 
 
-def _embed(items: Sequence[MemoryInput]) -> list[np.ndarray | None]:
+def _embed(items: Sequence[MemoryInput], tenant: Tenant) -> list[np.ndarray | None]:
     """One embed_texts call for the items without a vector. A provider failure degrades: the memory
-    is still stored (hash dedup only, no vector) and a warning is logged."""
+    is still stored (hash dedup only, no vector), its outcome says `embedding_pending` and a task
+    fills the vector in (services/embedding_backfill.py)."""
     vectors: list[np.ndarray | None] = [item.embedding for item in items]
     missing = [i for i, v in enumerate(vectors) if v is None]
     if not missing:
         return vectors
     try:
-        computed = embed_texts([items[i].text for i in missing])
+        computed = embed_texts([items[i].text for i in missing], tenant=tenant)
     except Exception:
         logger.warning("embedding failed for %d memories; storing them without vectors", len(missing))
         return vectors
@@ -83,10 +92,20 @@ def memory_store(
     batches can never deadlock) and stores item after item.
     """
     cleaned = store_items_validate(items)
-    vectors = _embed(cleaned)
-    return _store_batch(
+    vectors = _embed(cleaned, tenant)
+    outcomes = _store_batch(
         tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
     )
+    if all(vector is not None for vector in vectors):
+        return outcomes
+    return _pending_marked(tenant, outcomes)
+
+
+def _pending_marked(tenant: Tenant, outcomes: list[StoreOutcome]) -> list[StoreOutcome]:
+    """Say which outcomes' memories are stored without a vector, and queue their fill."""
+    pending = memories_embedding_pending(tenant=tenant, memory_ids=[o.memory_id for o in outcomes])
+    embedding_backfill_enqueue(memory_ids=pending)
+    return [replace(o, embedding_pending=True) if o.memory_id in pending else o for o in outcomes]
 
 
 @transaction.atomic
@@ -219,15 +238,18 @@ def _store_one(
     if neighbours:
         decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
     if decision is not None and is_merge(decision[0]):
-        return merge_new(
-            tenant=tenant,
-            new=build_item(tenant=tenant, item=item, vector=vector, model=model),
-            neighbours=neighbours,
-            decision=decision[0],
-            judgements=decision[1],
-            review_below=config.review_below,
-            actor=actor,
-        )
+        target = neighbours[decision[0].index]
+        text = merge_text_for(new_text=item.text, target=target, judgement=decision[0].judgement)
+        if text is not None:
+            return merge_new(
+                tenant=tenant,
+                new=build_item(tenant=tenant, item=item, vector=vector, model=model),
+                target=target,
+                decision=decision[0],
+                text=text,
+                actor=actor,
+            )
+        decision = (unmergeable(decision[0], new_text=item.text, target=target), decision[1])
     inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
     if inserted.twin is not None:
         return inserted.twin

@@ -7,8 +7,10 @@ inserted first, then linked.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from memory_app.judge.merge import lost_facts, merge_text, text_for_merge
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
@@ -26,23 +28,24 @@ def _actor_for(judgement: Any, actor: Actor | None) -> Actor:
     return Actor.llm() if getattr(judgement, "judge", "") == "llm" else Actor.system()
 
 
-def merge_group(
-    *,
-    neighbours: list[Neighbour],
-    judgements: list[Any],
-    chosen: int,
-    review_below: float,
-) -> list[int]:
-    """The chosen candidate plus every other candidate the judge calls a confident duplicate, minus any
-    that a reviewer kept apart from a member already in the group (so a merge never undoes a
-    reviewer's "these are different"; each candidate comes with its kept-apart partners)."""
-    group = [neighbours[chosen]]
-    for i, (candidate, judgement) in enumerate(zip(neighbours, judgements, strict=True)):
-        if i == chosen or judgement.relation != "duplicate" or judgement.confidence < review_below:
-            continue
-        if all(member.memory_id not in candidate.kept_apart for member in group):
-            group.append(candidate)
-    return [member.memory_id for member in group]
+def merge_text_for(*, new_text: str, target: Neighbour, judgement: Any) -> str | None:
+    """The text a merge of the new memory with `target` keeps (`judge.merge.text_for_merge`), or None:
+    a text that would drop a number or a name of either source is not a merge (the pair is queued)."""
+    return text_for_merge(
+        new=new_text, old=target.text, relation=judgement.relation, proposed=judgement.merged_text
+    )
+
+
+def unmergeable(decision: Any, *, new_text: str, target: Neighbour) -> Any:
+    """A merge verdict whose text would lose a fact becomes a review of the pair: both stay active."""
+    relation = decision.judgement.relation
+    kept = new_text if relation == "refine" else merge_text([target.text, new_text])
+    lost = lost_facts(kept, target.text) + lost_facts(kept, new_text)
+    judgement = replace(
+        decision.judgement,
+        reason=f"{relation} verdict, but one text would lose {', '.join(lost)}",
+    )
+    return replace(decision, action="review", judgement=judgement)
 
 
 def is_merge(decision: Any) -> bool:
@@ -59,25 +62,23 @@ def merge_new(
     *,
     tenant: Tenant,
     new: Memory,
-    neighbours: list[Neighbour],
+    target: Neighbour,
     decision: Any,
-    judgements: list[Any],
-    review_below: float,
+    text: str,
     actor: Actor | None,
 ) -> StoreOutcome:
-    """Merge the (unsaved) new memory with the chosen candidate and its confident duplicates."""
+    """Merge the (unsaved) new memory with the one candidate it duplicates, keeping `text`.
+
+    Only that candidate: the others the judge may also call duplicates are compaction's to resolve,
+    so one store never chains facts that were only each close to the new one.
+    """
     judgement = decision.judgement
-    group = merge_group(
-        neighbours=neighbours,
-        judgements=judgements,
-        chosen=decision.index,
-        review_below=review_below,
-    )
+    group = [target.memory_id]
     change = memory_merge(
         tenant=tenant,
         memory_ids=group,
         incoming=new,
-        text=judgement.merged_text or None,
+        text=text,
         relation=judgement.relation,
         actor=_actor_for(judgement, actor),
         reason=judgement.reason or f"store-time dedup ({judgement.judge} judge)",

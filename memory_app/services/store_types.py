@@ -57,3 +57,5 @@ class StoreOutcome:
     cluster_id: int | None = None
     relation: str | None = None
     confidence: float | None = None
+    # Stored without a vector because the embedding provider failed; a task fills it in.
+    embedding_pending: bool = False

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.selectors.context import ContextRequest, context_all
@@ -31,12 +32,15 @@ class StoredMemorySerializer(serializers.Serializer):
     event_type = serializers.CharField()
     outcome = serializers.CharField()
     memory_id = serializers.IntegerField()
+    embedding_pending = serializers.BooleanField(
+        help_text="stored without a vector (embedding provider down); a task fills it in"
+    )
 
 
 class ContextAllApi(APIView):
     """`POST /api/v1/context/all`: short-term, episodic, semantic and procedural memory for a turn."""
 
-    class ContextAllInputSerializer(serializers.Serializer):
+    class ContextAllInputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=8000)
         user_id = serializers.CharField(**ID)
         session_id = serializers.CharField(**ID)
@@ -72,7 +76,7 @@ class ContextAllApi(APIView):
 class InteractionsApi(APIView):
     """`POST /api/v1/interactions`: store one turn into short-term, episodic and procedural memory."""
 
-    class InteractionInputSerializer(serializers.Serializer):
+    class InteractionInputSerializer(StrictSerializer):
         session_id = serializers.CharField(max_length=255)
         user_message = serializers.CharField(max_length=1_000_000, trim_whitespace=False)
         assistant_message = serializers.CharField(
@@ -116,7 +120,7 @@ class InteractionsApi(APIView):
 class StatsApi(APIView):
     """`GET /api/v1/stats?user_id=&session_id=`: counts per kind, procedures, sessions, review backlog."""
 
-    class StatsParamsSerializer(serializers.Serializer):
+    class StatsParamsSerializer(StrictSerializer):
         user_id = serializers.CharField(required=False, max_length=255)
         session_id = serializers.CharField(required=False, max_length=255)
 

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import ApiKeyAuthentication, TenantPrincipal
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictQueryParams
 from memory_app.selectors.health import readiness_report
 
 
@@ -44,7 +45,7 @@ class ReadinessApi(APIView):
     200 with status "degraded" when the broker or the provider is failing."""
 
     authentication_classes = [ApiKeyAuthentication, SessionAuthentication]
-    permission_classes = [IsStaffOrTenant]
+    permission_classes = [IsStaffOrTenant, StrictQueryParams]
 
     class ReadinessOutputSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=["ok", "degraded", "unavailable"])

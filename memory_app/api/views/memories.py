@@ -18,6 +18,7 @@ from memory_app.api.store_serializers import (
     StoreOptionsSerializer,
     StoreOutcomeSerializer,
 )
+from memory_app.api.strict import StrictSerializer
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
@@ -26,7 +27,7 @@ from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 
-class MemoryListFilterSerializer(serializers.Serializer):
+class MemoryListFilterSerializer(StrictSerializer):
     user_id = serializers.CharField(required=False, max_length=255)
     agent_id = serializers.CharField(required=False, max_length=255)
     namespace = serializers.CharField(required=False, max_length=255)
@@ -82,11 +83,21 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
     )
     return [
         StoreOutcomeSerializer(
-            {**o.__dict__, "related_ids": list(o.related_ids), "memory": memories.get(o.memory_id)}
+            {
+                **o.__dict__,
+                "related_ids": list(o.related_ids),
+                "memory": memories.get(o.memory_id),
+                "warnings": [EMBEDDING_PENDING_WARNING] if o.embedding_pending else [],
+            }
         ).data
         for o in outcomes
     ]
 
+
+EMBEDDING_PENDING_WARNING = (
+    "embedding_pending: the embedding provider is unavailable; the memory is stored and found by "
+    "full text now, by vector search once its embedding is filled in"
+)
 
 STORE_REQUEST = PolymorphicProxySerializer(
     component_name="MemoryStore",

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models import Procedure
 from memory_app.selectors.procedures import confidence_of, procedure_suggest
 from memory_app.services.procedures import procedure_record
@@ -39,7 +40,7 @@ class ProcedureOutputSerializer(serializers.ModelSerializer):
 class ProcedureRecordApi(APIView):
     """`POST /api/v1/procedures/record`: one run of a query's tool sequence, folded into its pattern."""
 
-    class ProcedureRecordInputSerializer(serializers.Serializer):
+    class ProcedureRecordInputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=4000)
         tool_sequence = serializers.ListField(
             child=serializers.CharField(max_length=200), min_length=1, max_length=100
@@ -62,7 +63,7 @@ class ProcedureRecordApi(APIView):
 class ProcedureSuggestApi(APIView):
     """`POST /api/v1/procedures/suggest`: the recorded procedure for a query, exact pattern first."""
 
-    class ProcedureSuggestInputSerializer(serializers.Serializer):
+    class ProcedureSuggestInputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=4000)
         user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
         max_distance = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)

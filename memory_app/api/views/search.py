@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.selectors.injection import memory_context
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
@@ -20,7 +21,7 @@ from memory_app.selectors.search_options import MODES
 MAX_QUERY_CHARS = 4000
 
 
-class SearchFilterSerializer(serializers.Serializer):
+class SearchFilterSerializer(StrictSerializer):
     user_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     agent_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
     namespace = serializers.CharField(required=False, max_length=255)
@@ -58,7 +59,9 @@ def filters_from(data: dict[str, Any]) -> SearchFilters:
 
 class SearchHitSerializer(serializers.Serializer):
     memory = MemoryOutputSerializer()
-    text = serializers.CharField(help_text="display text (a deduplicated group's merged text)")
+    text = serializers.CharField(
+        help_text="display text: the memory's own (a deduplicated group shows its best-ranked member)"
+    )
     score = serializers.FloatField()
     member_ids = serializers.ListField(child=serializers.IntegerField())
     cluster = serializers.IntegerField(allow_null=True)
@@ -69,7 +72,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -86,6 +89,10 @@ class MemorySearchApi(APIView):
         mode = serializers.CharField()
         count = serializers.IntegerField()
         results = SearchHitSerializer(many=True)
+        degraded = serializers.ListField(
+            child=serializers.CharField(),
+            help_text='what this search could not do, e.g. "query_embedding_failed: fulltext only"',
+        )
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
     def post(self, request: Request) -> Response:
@@ -104,7 +111,12 @@ class MemorySearchApi(APIView):
             mode=values["mode"],
             options=options,
         )
-        body = {"mode": result.mode, "count": len(result.hits), "results": result.hits}
+        body = {
+            "mode": result.mode,
+            "count": len(result.hits),
+            "results": result.hits,
+            "degraded": result.degraded,
+        }
         return Response(self.OutputSerializer(body).data)
 
 
@@ -116,7 +128,7 @@ class ContextFactSerializer(serializers.Serializer):
     member_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-class MessageSerializer(serializers.Serializer):
+class MessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
     content = serializers.CharField(max_length=20_000, allow_blank=True)
 
@@ -124,7 +136,7 @@ class MessageSerializer(serializers.Serializer):
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictSerializer):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
@@ -139,6 +151,7 @@ class ContextApi(APIView):
         tokens = serializers.IntegerField()
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
+        degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
 
     @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
     def post(self, request: Request) -> Response:
@@ -154,5 +167,11 @@ class ContextApi(APIView):
             max_tokens=values.get("max_tokens"),
             model=values.get("model") or None,
         )
-        body = {"context": result.text, "tokens": result.tokens, "query": result.query, "facts": result.facts}
+        body = {
+            "context": result.text,
+            "tokens": result.tokens,
+            "query": result.query,
+            "facts": result.facts,
+            "degraded": list(result.degraded),
+        }
         return Response(self.OutputSerializer(body).data)

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.models import ConversationSession, SessionMessage
 from memory_app.models.shortterm import MessageRole
 from memory_app.selectors.sessions import session_get, session_messages
@@ -16,7 +17,7 @@ from memory_app.services.sessions import MessageInput, session_append, session_d
 MAX_MESSAGES_PER_CALL = 200
 
 
-class MessageSerializer(serializers.Serializer):
+class MessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=MessageRole.choices)
     content = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
     created_at = serializers.DateTimeField(required=False)
@@ -48,7 +49,7 @@ class SessionOutputSerializer(serializers.ModelSerializer):
 class SessionMessagesApi(APIView):
     """`POST /api/v1/sessions/{session_id}/messages`: append one message or many (oldest first)."""
 
-    class SessionAppendInputSerializer(serializers.Serializer):
+    class SessionAppendInputSerializer(StrictSerializer):
         messages = MessageSerializer(many=True, required=False)
         role = serializers.ChoiceField(choices=MessageRole.choices, required=False)
         content = serializers.CharField(trim_whitespace=False, required=False, max_length=1_000_000)
@@ -98,14 +99,14 @@ class SessionMessagesApi(APIView):
 class SessionDetailApi(APIView):
     """`GET /api/v1/sessions/{session_id}` (messages newest last) and `DELETE` (hard delete)."""
 
-    class SessionGetParamsSerializer(serializers.Serializer):
+    class SessionGetParamsSerializer(StrictSerializer):
         limit = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
 
     class SessionGetOutputSerializer(serializers.Serializer):
         session = SessionOutputSerializer()
         messages = MessageOutputSerializer(many=True)
 
-    class SessionDeleteParamsSerializer(serializers.Serializer):
+    class SessionDeleteParamsSerializer(StrictSerializer):
         memories = serializers.BooleanField(
             required=False, default=False, help_text="also forget long-term memories stored from it"
         )

@@ -6,11 +6,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.selectors.embedding_stats import embedding_stats
 
 
-class EmbeddingStatsFilterSerializer(serializers.Serializer):
+class EmbeddingStatsFilterSerializer(StrictSerializer):
     model = serializers.CharField(required=False, max_length=200)
 
 
@@ -36,7 +38,8 @@ class EmbeddingStatsOutputSerializer(serializers.Serializer):
 
 
 class EmbeddingStatsApi(APIView):
-    """`GET /api/v1/stats/embeddings`: embedding-cache counters per model (service-wide)."""
+    """`GET /api/v1/stats/embeddings`: this tenant's embedding-cache counters per model (its cache
+    is its own; service-wide figures are for staff, in the admin and the commands)."""
 
     @extend_schema(
         parameters=[EmbeddingStatsFilterSerializer],
@@ -45,5 +48,5 @@ class EmbeddingStatsApi(APIView):
     def get(self, request: Request) -> Response:
         params = EmbeddingStatsFilterSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        rows = embedding_stats(model=params.validated_data.get("model"))
+        rows = embedding_stats(tenant=tenant_of(request), model=params.validated_data.get("model"))
         return Response(EmbeddingStatsOutputSerializer({"models": [r.as_dict() for r in rows]}).data)

@@ -8,13 +8,14 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.strict import StrictSerializer
 from memory_app.services.forget import user_memories_delete
 
 
 class UserMemoriesApi(APIView):
     """`DELETE /api/v1/users/{user_id}/memories`: forget a user (hard delete, lineage included)."""
 
-    class UserMemoriesDeleteParamsSerializer(serializers.Serializer):
+    class UserMemoriesDeleteParamsSerializer(StrictSerializer):
         episodic = serializers.BooleanField(required=False, default=True)
         semantic = serializers.BooleanField(required=False, default=True)
         procedural = serializers.BooleanField(required=False, default=True)

@@ -21,7 +21,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--pairs", required=True, help="JSONL with existing, new, label")
+        parser.add_argument(
+            "--pairs",
+            required=True,
+            nargs="+",
+            help="JSONL files with existing, new, label, fitted together",
+        )
         parser.add_argument("--cv-repeats", type=int, default=10, help="repeats of 5-fold CV (0: none)")
         parser.add_argument(
             "--merge-margin",
@@ -36,16 +41,18 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path = Path(options["pairs"])
-        if not path.exists():
-            raise CommandError(f"pairs file not found: {path}")
-        try:
-            pairs = fitting.load_pairs(path)
-        except (ValueError, KeyError) as exc:
-            raise CommandError(f"bad pairs file: {exc}") from exc
+        paths = [Path(name) for name in options["pairs"]]
+        pairs: list[dict[str, Any]] = []
+        for path in paths:
+            if not path.exists():
+                raise CommandError(f"pairs file not found: {path}")
+            try:
+                pairs += [{**pair, "source": path.name} for pair in fitting.load_pairs(path)]
+            except (ValueError, KeyError) as exc:
+                raise CommandError(f"bad pairs file {path}: {exc}") from exc
         model = embedding_model_name()
-        existing = embed_texts([p["existing"] for p in pairs])
-        new = embed_texts([p["new"] for p in pairs])
+        existing = embed_texts([p["existing"] for p in pairs], tenant=None)
+        new = embed_texts([p["new"] for p in pairs], tenant=None)
         distances = 1.0 - np.einsum("ij,ij->i", existing, new).astype(np.float64)
 
         margin = options["merge_margin"]
@@ -79,12 +86,19 @@ class Command(BaseCommand):
                 f"dup_merged {cv['duplicate_merge_rate']:.4f}, "
                 f"dup_handled {cv['duplicate_handled_rate']:.4f}, review {cv['review_rate']:.4f}"
             )
+            for source, m in cv["by_source"].items():
+                self.stdout.write(
+                    f"  {source}: false_merge {m['false_merge_rate']:.4f}, "
+                    f"dup_merged {m['duplicate_merge_rate']:.4f}, "
+                    f"dup_handled {m['duplicate_handled_rate']:.4f}, "
+                    f"review {m['review_rate']:.4f}"
+                )
         paws = self._paws_check(options["paws"], options["paws_sample"], cal) if options["paws"] else None
         cal = replace(
             cal,
             meta={
-                "pairs_file": path.name,
-                "pairs_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                "pairs_files": [path.name for path in paths],
+                "pairs_sha256": [hashlib.sha256(path.read_bytes()).hexdigest() for path in paths],
                 "pairs": len(pairs),
                 "fitted_by": "manage.py calibrate_dedup",
                 "merge_margin": margin,
@@ -115,8 +129,8 @@ class Command(BaseCommand):
                 pairs.append(
                     {"existing": row[1], "new": row[2], "label": "duplicate" if label == "1" else "distinct"}
                 )
-        first = embed_texts([p["existing"] for p in pairs])
-        second = embed_texts([p["new"] for p in pairs])
+        first = embed_texts([p["existing"] for p in pairs], tenant=None)
+        second = embed_texts([p["new"] for p in pairs], tenant=None)
         distances = 1.0 - np.einsum("ij,ij->i", first, second).astype(np.float64)
         m = fitting.metrics([p["label"] for p in pairs], fitting.simulate(pairs, distances, cal))
         result = {

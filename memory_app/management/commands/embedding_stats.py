@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="one JSON object instead of a table")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        rows = embedding_stats(model=options.get("model"))
+        rows = embedding_stats(tenant=None, model=options.get("model"))
         if options["json"]:
             self.stdout.write(json.dumps({"models": [r.as_dict() for r in rows]}))
             return

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
+from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
 from memory_app.services.dedup_evaluation import (
     DECISIONS,
     LABELS,
@@ -28,15 +31,31 @@ RATES = (
 class Command(BaseCommand):
     help = (
         "Store each labeled pair (existing, then new) through memory_store in a scratch tenant and count "
-        "the decisions per label; prints the rates beside the cosine-threshold (0.35) baseline."
+        "the decisions per label; prints the rates beside the cosine-threshold (0.35) baseline. "
+        "With --stream: store a LoCoMo stream in order (dedup on and off) and report outcome shares, "
+        "the share of facts still active and fact-level recall@5/@10."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--pairs", required=True, help="JSONL with id, existing, new, label")
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--pairs", help="JSONL with id, existing, new, label")
+        source.add_argument("--stream", help="a LoCoMo file (locomo10.json): store its facts in order")
+        parser.add_argument(
+            "--conversations",
+            default="0-4",
+            help="stream: conversation indices, e.g. 0-4 or 0,2 (default 0-4, the development set)",
+        )
+        parser.add_argument("--scope", choices=SCOPES, default="speaker", help="stream: one scope per ...")
+        parser.add_argument(
+            "--source", choices=SOURCES, default="observations", help="stream: what is stored"
+        )
         parser.add_argument("--judge", choices=["offline", "llm"], default="offline")
         parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["stream"]:
+            self._stream(options)
+            return
         path = Path(options["pairs"])
         if not path.exists():
             raise CommandError(f"{path} does not exist")
@@ -49,6 +68,57 @@ class Command(BaseCommand):
         results, seconds = evaluate_pairs(pairs=pairs, judge=options["judge"])
         report = evaluation_report(results, judge=options["judge"], seconds=seconds)
         self._print(report)
+        if options["json"]:
+            self.stdout.write(json.dumps(report, sort_keys=True))
+
+    def _stream(self, options: dict[str, Any]) -> None:
+        from memory_app.services.dedup_stream import OUTCOMES, evaluate_stream
+
+        path = Path(options["stream"])
+        if not path.exists():
+            raise CommandError(f"{path} does not exist")
+        try:
+            conversations = parse_conversations(options["conversations"])
+            facts, questions = load_stream(path, source=options["source"], conversations=conversations)
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        if not facts:
+            raise CommandError(f"{path} holds no {options['source']} for conversations {conversations}")
+
+        def progress(items: Any, label: str) -> Any:
+            return tqdm(items, desc=label, unit="item", disable=None)
+
+        # One line per search about its result clusters would bury the progress bars.
+        logging.getLogger("memory_app.selectors.search").setLevel(logging.WARNING)
+        report = evaluate_stream(
+            facts=facts,
+            questions=questions,
+            scope=options["scope"],
+            judge=options["judge"],
+            progress=progress,
+        )
+        report.update(
+            {
+                "file": str(path),
+                "conversations": conversations,
+                "source": options["source"],
+                "judge": options["judge"],
+            }
+        )
+        self.stdout.write(
+            f"{report['facts']} {report['source']} of conversations {options['conversations']}, "
+            f"scope {report['scope']}, judge {report['judge']}, {report['ms_per_store']} ms/store"
+        )
+        for name in OUTCOMES:
+            self.stdout.write(
+                f"  {name:<20}{report['outcomes'][name]:>6}{report['outcome_shares'][name]:>9.1%}"
+            )
+        self.stdout.write(f"  still active        {report['active_share']:>15.1%}")
+        self.stdout.write(
+            f"recall over {report['questions']} questions: "
+            f"@5 {report['recall_at_5']:.3f} / {report['recall_at_5_no_dedup']:.3f} without dedup, "
+            f"@10 {report['recall_at_10']:.3f} / {report['recall_at_10_no_dedup']:.3f} without dedup"
+        )
         if options["json"]:
             self.stdout.write(json.dumps(report, sort_keys=True))
 

@@ -54,7 +54,7 @@ class Command(BaseCommand):
                     turns,
                     context_radius=options["context_radius"],
                     speaker=not options["no_speaker"],
-                    embed=lambda texts: embed_texts(texts),
+                    embed=lambda texts: embed_texts(texts, tenant=None),
                 )
                 memory_insert_many(tenant=tenant, items=items)
             self.stderr.write(f"loaded {len(turns)} turns in {time.perf_counter() - started:.1f}s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -50,16 +51,18 @@ class Command(BaseCommand):
         if not options["apply"]:
             self.stdout.write("dry run: nothing written (use --apply)")
             return
+        # One tenant's texts go through its private cache; an all-tenant run uses the tool partition.
+        embed = functools.partial(embed_texts, tenant=tenant)
         with tqdm(total=pending, desc="embedding", unit="memory", disable=None) as bar:
             done = reindex_build(
                 tenant=tenant,
                 model=model,
-                embed=embed_texts,
+                embed=embed,
                 batch_size=options["batch_size"],
                 on_batch=bar.update,
             )
         # Rows the API wrote meanwhile with the old model: one more pass before switching.
-        done += reindex_build(tenant=tenant, model=model, embed=embed_texts, batch_size=options["batch_size"])
+        done += reindex_build(tenant=tenant, model=model, embed=embed, batch_size=options["batch_size"])
         self.stdout.write(f"embedded {done} memories with {model}")
         if options["no_switch"]:
             self.stdout.write("vectors built; run again without --no-switch to make them live")
@@ -70,7 +73,7 @@ class Command(BaseCommand):
             patterns = reindex_procedures(
                 tenant=tenant,
                 model=model,
-                embed=embed_texts,
+                embed=embed,
                 batch_size=options["batch_size"],
                 on_batch=bar.update,
             )

@@ -1,0 +1,87 @@
+"""What the offline judge can read: pairs outside it are stored as distinct, never merged or queued.
+
+The word rules, the lexicon and the fitted model know English in Latin script, in sentences about as
+long as the facts they were fitted on. A pair in another script or language, or far longer, is unlike
+anything they saw: any verdict there would be a guess, and a merge needs positive evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from memory_app.judge.lexicon import STOPWORDS
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+# Below this many words a text may be a bare noun phrase ("dark mode in editors"), so the absence of
+# English function words says nothing about its language.
+_FUNCTION_WORDS_FROM = 5
+# Texts longer than this many times the longest fitted text are another register (a document, a
+# transcript), not a fact; the calibration records the longest fitted text.
+LENGTH_FACTOR = 2.0
+
+
+@lru_cache(maxsize=8192)
+def foreign_script(text: str) -> bool:
+    """Any letter outside the Latin script (Hangul, Hebrew, Thai, Han, Cyrillic, ...)."""
+    return any(ch.isalpha() and not unicodedata.name(ch, "").startswith("LATIN") for ch in text)
+
+
+@lru_cache(maxsize=8192)
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+@lru_cache(maxsize=8192)
+def not_english(text: str) -> bool:
+    """A sentence of several words without a single English function word: another language
+    written in Latin letters ("Fred wohnt jetzt in Hamburg" has "in", but "Er wohnt jetzt dort" none)."""
+    words = [w.casefold() for w in _WORD.findall(text)]
+    return len(words) >= _FUNCTION_WORDS_FROM and not any(w in STOPWORDS for w in words)
+
+
+def outside(old: str, new: str, max_words: int = 0) -> str:
+    """Why the judge cannot read this pair, or '' when it can."""
+    for text in (old, new):
+        if foreign_script(text):
+            return "a script the judge does not read"
+        if not_english(text):
+            return "a language the judge does not read"
+        if max_words and word_count(text) > LENGTH_FACTOR * max_words:
+            return "longer than anything the judge was fitted on"
+    return ""
+
+
+_SPACE = re.compile(r"\s+")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+@lru_cache(maxsize=8192)
+def surface(text: str) -> str:
+    """The text with only meaning-free differences folded: case, compatibility forms, whitespace,
+    quote styles and trailing full stops. Digits, signs, symbols, emoji and letters all stay."""
+    folded = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+    return _SPACE.sub(" ", folded).strip().rstrip(".!").rstrip()
+
+
+# Characters that state something: signs, currency, math, "#", "%", "@", "&" and every symbol or emoji
+# (Unicode categories S*). Sentence punctuation and a hyphen inside a word ("dairy-free") do not.
+_MEANINGFUL = frozenset("#%@&*/+-")
+_HYPHENS = frozenset("-\u2010\u2011")
+
+
+@lru_cache(maxsize=8192)
+def symbols(text: str) -> tuple[str, ...]:
+    """The signs, symbols and emoji of a text in order ("-200", "C#", "C++", "€", "🥜")."""
+    folded = unicodedata.normalize("NFKC", text)
+    out = []
+    for index, ch in enumerate(folded):
+        if ch in _HYPHENS:
+            before = folded[index - 1] if index else " "
+            after = folded[index + 1] if index + 1 < len(folded) else " "
+            if before.isalnum() and after.isalnum():
+                continue
+        if ch in _MEANINGFUL or unicodedata.category(ch).startswith("S"):
+            out.append(ch)
+    return tuple(out)

@@ -1,0 +1,41 @@
+"""The merge rule shared by the store path, compaction and load-time collapse: the kept text states
+every number and name of each source."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_app.judge.merge import keeps_everything, lost_facts, names
+
+
+def test_names_are_capitalised_words_that_do_not_open_a_sentence():
+    assert names("Gina lost her job at Door Dash. Then Tom's dog ran.") == {"Door", "Dash", "Tom"}
+
+
+@pytest.mark.parametrize(
+    ("kept", "source"),
+    [
+        ("User likes their steak medium rare", "User likes steak medium-rare"),
+        ("The user is aiming for a body mass index of 23", "User's target BMI is 23"),
+        ("Gina lost her job at Door Dash during the month.", "Gina lost her job at Door Dash."),
+        ("User has a dog called Rex, a black labrador", "User has a dog"),
+        ("Their rental agreement expires 2025-08-31", "User's lease ends on August 31, 2025"),
+        ("At sea level, water boils at 100 degrees Celsius", "Water boils at 100°C at sea level"),
+    ],
+)
+def test_a_text_that_restates_every_value_and_name_keeps_everything(kept, source):
+    assert keeps_everything(kept, [kept, source])
+
+
+@pytest.mark.parametrize(
+    ("kept", "source", "lost"),
+    [
+        ("User runs 5 km on Mondays", "User runs 10 km on Mondays", ["10"]),
+        ("User's dog is called Rex", "User's dog is called Bo", ["Bo"]),
+        ("User's team uses Postgres 15", "User's team uses PostgreSQL 15", ["PostgreSQL"]),
+        ("User has a dog", "User has a dog called Rex, born in 2019", ["2019", "Rex"]),
+    ],
+)
+def test_a_text_that_drops_a_value_or_a_name_does_not(kept, source, lost):
+    assert lost_facts(kept, source) == lost
+    assert not keeps_everything(kept, [kept, source])
