@@ -134,6 +134,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory_app.api.schema.add_error_responses",
+        "memory_app.api.schema.add_examples",
+    ],
 }
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ def test_committed_calibration_never_merges_an_update_or_distinct_pair_of_a_dev_
     m = fitting.metrics([p["label"] for p in pairs], fitting.simulate(pairs, distances, load_calibration()))
     assert m["false_merge_rate"] == 0.0
     assert m["wrong_supersede_rate"] == 0.0
-    assert m["duplicate_handled_rate"] >= 0.85
-    # Not switched off: it still merges some duplicates on its own (33 % of the whole file; merges
-    # need every word restated, so paraphrases with rewritten words are reviewed instead).
+    # Not switched off: it merges or queues most duplicates (78 % of the whole file; a pair leaving
+    # three or more words without a counterpart is stored, so the review queue stays small on
+    # streams) and merges some on its own (33 %).
+    assert m["duplicate_handled_rate"] >= 0.6
     assert m["duplicate_merge_rate"] > 0.0

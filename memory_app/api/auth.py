@@ -14,16 +14,17 @@ from memory_app.services.api_keys import api_key_authenticate
 
 @dataclass(frozen=True)
 class TenantPrincipal:
-    """What `request.user` is for API calls: the tenant behind the key."""
+    """What `request.user` is for API calls: the tenant behind the key (no key for a local MCP
+    server over stdio, started by an operator for one tenant)."""
 
     tenant: Tenant
-    api_key: ApiKey
+    api_key: ApiKey | None
     is_authenticated: bool = True
     is_anonymous: bool = False
 
     @property
     def pk(self) -> int:
-        return int(self.api_key.pk)
+        return int(self.api_key.pk) if self.api_key is not None else -int(self.tenant.pk)
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

@@ -8,7 +8,12 @@ from memory_app.models import Memory
 
 
 class MemoryOutputSerializer(serializers.ModelSerializer):
-    supersedes = serializers.SerializerMethodField()
+    supersedes = serializers.SerializerMethodField(
+        help_text=(
+            "ids of the memories this one directly replaced (merged from or superseded), ascending; "
+            "the same in every response. `superseded_by` is the other direction."
+        )
+    )
 
     class Meta:
         model = Memory
@@ -46,16 +51,28 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_supersedes(self, obj: Memory) -> list[int]:
-        prefetched = getattr(obj, "_prefetched_objects_cache", {}).get("supersedes")
-        if prefetched is not None:
-            return [m.pk for m in prefetched]
-        return []
+        # Views fill `supersedes_ids` for a whole page at once (selectors.memories.
+        # memory_supersedes_attach); a memory serialized without it costs one query, never a wrong [].
+        attached = getattr(obj, "supersedes_ids", None)
+        if attached is None:
+            attached = list(obj.supersedes.order_by("id").values_list("id", flat=True))
+        return list(attached)
+
+
+class MemoryPageSerializer(serializers.Serializer):
+    """One page of `GET /api/v1/memories` (cursor pagination, newest first)."""
+
+    next = serializers.URLField(allow_null=True, help_text="the next page's URL; null on the last page")
+    previous = serializers.URLField(allow_null=True, help_text="the previous page's URL; null on the first")
+    results = MemoryOutputSerializer(many=True)
 
 
 class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    fields = serializers.DictField()
+    code = serializers.CharField(help_text="stable machine-readable code: invalid, not_found, conflict, ...")
+    message = serializers.CharField(help_text="for humans")
+    fields = serializers.DictField(
+        help_text="per-field messages: {field: [message, ...]}; nested input nests the same way"
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -15,6 +15,7 @@ from memory_app.judge import text_norm as tn
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.calibration import Calibration, load_calibration
 from memory_app.judge.features import PairFacts, cosine_distance, pair_facts
+from memory_app.judge.policy import DISTINCT_SURE
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
@@ -94,7 +95,9 @@ def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> 
             return Judgement("update", max(p, 0.5), reason=f"one slot changed; {veto}")
     if p >= cal.review_floor:
         return Judgement("duplicate", p, reason=veto or "paraphrase model")
-    return Judgement("distinct", 1.0 - p, reason=veto or "paraphrase model")
+    # Below the calibrated floor the pair is distinct with at least even confidence: the floor, not
+    # decide()'s generic "unsure distinct" rule, is what sends a pair to review.
+    return Judgement("distinct", max(1.0 - p, DISTINCT_SURE), reason=veto or "paraphrase model")
 
 
 class OfflineJudge:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -53,3 +54,21 @@ def memory_get(*, tenant: Tenant, memory_id: int, with_embedding: bool = False) 
     if memory is None:
         raise not_found(f"Memory {memory_id}")
     return memory
+
+
+def memory_supersedes_attach(*, tenant: Tenant, memories: Iterable[Memory | None]) -> None:
+    """Sets `supersedes_ids` on each memory: the ids of the memories it directly replaced (merged
+    from or superseded), ascending. One query for the whole list, so a page or a search answer
+    serializes `supersedes` without a query per row."""
+    rows = [m for m in memories if m is not None]
+    replaced: dict[int, list[int]] = {m.pk: [] for m in rows}
+    if replaced:
+        pairs = (
+            Memory.objects.filter(tenant=tenant, superseded_by_id__in=list(replaced))
+            .order_by("id")
+            .values_list("superseded_by_id", "id")
+        )
+        for successor, memory_id in pairs:
+            replaced[successor].append(memory_id)
+    for memory in rows:
+        memory.supersedes_ids = replaced[memory.pk]  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from memory_app.api.auth import tenant_of
 from memory_app.api.errors import flatten_errors
 from memory_app.api.pagination import IdCursorPagination
-from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, MemoryPageSerializer
 from memory_app.api.store_serializers import (
     MemoryStoreInputSerializer,
     StoreOptionsSerializer,
@@ -22,7 +22,7 @@ from memory_app.api.strict import StrictSerializer
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
-from memory_app.selectors.memories import MemoryFilters, memory_list
+from memory_app.selectors.memories import MemoryFilters, memory_list, memory_supersedes_attach
 from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
@@ -81,6 +81,7 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
         .defer("embedding", "search_vector")
         .in_bulk()
     )
+    memory_supersedes_attach(tenant=tenant, memories=memories.values())
     return [
         StoreOutcomeSerializer(
             {
@@ -117,8 +118,18 @@ class MemoryCollectionApi(APIView):
     """`GET /api/v1/memories`: list (paginated, filtered). `POST`: store one memory or a list."""
 
     @extend_schema(
-        parameters=[MemoryListFilterSerializer],
-        responses={200: MemoryOutputSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        operation_id="memories_list",
+        summary="List memories (newest first, cursor pages)",
+        description=(
+            "Filters combine with AND; `status` defaults to active (`any` for all). Follow `next` until it "
+            "is null; `page_size` up to API_MAX_PAGE_SIZE."
+        ),
+        parameters=[
+            MemoryListFilterSerializer,
+            OpenApiParameter("cursor", str, description="opaque cursor from `next` or `previous`"),
+            OpenApiParameter("page_size", int, description="rows per page (default API_PAGE_SIZE)"),
+        ],
+        responses={200: MemoryPageSerializer, 404: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         params = MemoryListFilterSerializer(data=request.query_params)
@@ -126,9 +137,11 @@ class MemoryCollectionApi(APIView):
         data = dict(params.validated_data)
         if data.get("status") == "any":
             data["status"] = None
-        qs = memory_list(tenant=tenant_of(request), filters=MemoryFilters(**data))
+        tenant = tenant_of(request)
+        qs = memory_list(tenant=tenant, filters=MemoryFilters(**data))
         paginator = IdCursorPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
+        memory_supersedes_attach(tenant=tenant, memories=page)
         return paginator.get_paginated_response(MemoryOutputSerializer(page, many=True).data)
 
     @extend_schema(
@@ -145,11 +158,14 @@ class MemoryCollectionApi(APIView):
         ),
         parameters=[StoreOptionsSerializer],
         request=STORE_REQUEST,
-        responses={200: STORE_RESPONSE, 201: STORE_RESPONSE, 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={200: STORE_RESPONSE, 201: STORE_RESPONSE},
         examples=[
-            OpenApiExample("one", value={"text": "User prefers morning workouts", "user_id": "u1"}),
+            OpenApiExample(
+                "one", request_only=True, value={"text": "User prefers morning workouts", "user_id": "u1"}
+            ),
             OpenApiExample(
                 "batch",
+                request_only=True,
                 value=[{"text": "User's dog is called Rex", "user_id": "u1"}, {"text": "User is vegan"}],
             ),
         ],

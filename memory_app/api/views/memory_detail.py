@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,29 +13,26 @@ from memory_app.api.store_serializers import (
     MemoryUpdateInputSerializer,
 )
 from memory_app.errors import ApplicationError
-from memory_app.models import Memory, Tenant
+from memory_app.models import Tenant
 from memory_app.selectors.lineage import memory_lineage
-from memory_app.selectors.memories import memory_get
+from memory_app.selectors.memories import memory_get, memory_supersedes_attach
 from memory_app.services.memory_edit import memory_delete, memory_feedback, memory_update
 
-ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
+# 401 and 503 everywhere, 400 where there is input: added by api/schema.add_error_responses.
+READ_ERRORS = {404: ErrorSerializer}
+ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
 
 
 def _output(tenant: Tenant, memory_id: int) -> dict:
-    memory_get(tenant=tenant, memory_id=memory_id)  # 404 outside the tenant
-    memory = (
-        Memory.objects.filter(tenant=tenant, pk=memory_id)
-        .defer("embedding", "search_vector")
-        .prefetch_related(Prefetch("supersedes", queryset=Memory.objects.only("id", "superseded_by_id")))
-        .get()
-    )
+    memory = memory_get(tenant=tenant, memory_id=memory_id)  # 404 outside the tenant
+    memory_supersedes_attach(tenant=tenant, memories=[memory])
     return MemoryOutputSerializer(memory).data
 
 
 class MemoryDetailApi(APIView):
     """`GET/PATCH/DELETE /api/v1/memories/{id}`."""
 
-    @extend_schema(responses={200: MemoryOutputSerializer, **ERRORS})
+    @extend_schema(responses={200: MemoryOutputSerializer, **READ_ERRORS})
     def get(self, request: Request, memory_id: int) -> Response:
         return Response(_output(tenant_of(request), memory_id))
 
@@ -65,7 +61,7 @@ class MemoryDetailApi(APIView):
     @extend_schema(
         summary="Delete a memory (soft)",
         description="Sets status `deleted`; the row and its lineage stay. Repeating it is not an error.",
-        responses={204: None, **ERRORS},
+        responses={204: None, **READ_ERRORS},
     )
     def delete(self, request: Request, memory_id: int) -> Response:
         memory_delete(tenant=tenant_of(request), memory_id=memory_id)
@@ -98,7 +94,7 @@ class MemoryLineageApi(APIView):
 
     @extend_schema(
         summary="What a memory was made from and what replaced it",
-        responses={200: LineageOutputSerializer, **ERRORS},
+        responses={200: LineageOutputSerializer, **READ_ERRORS},
     )
     def get(self, request: Request, memory_id: int) -> Response:
         lineage = memory_lineage(tenant=tenant_of(request), memory_id=memory_id)

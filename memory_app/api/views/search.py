@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
-from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
+from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
+from memory_app.models.shortterm import MessageRole
 from memory_app.selectors.injection import memory_context
+from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
 from memory_app.selectors.search_options import MODES
 
@@ -72,7 +74,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class InputSerializer(StrictSerializer):
+    class MemorySearchInputSerializer(StrictSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -85,7 +87,7 @@ class MemorySearchApi(APIView):
         mmr_lambda = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
         half_life_days = serializers.FloatField(required=False, min_value=0.0, max_value=1e6)
 
-    class OutputSerializer(serializers.Serializer):
+    class MemorySearchOutputSerializer(serializers.Serializer):
         mode = serializers.CharField()
         count = serializers.IntegerField()
         results = SearchHitSerializer(many=True)
@@ -94,30 +96,55 @@ class MemorySearchApi(APIView):
             help_text='what this search could not do, e.g. "query_embedding_failed: fulltext only"',
         )
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        summary="Search memories",
+        description=(
+            "Hybrid (vector + BM25 full text, fused), `vector` or `fulltext` search over one filtered scope, "
+            "then the load-time pipeline: near-duplicate results collapsed into one entry (`member_ids`, "
+            "`text` the group's merged text), DBSCAN `cluster` labels and MMR diversity. Options left out "
+            "come from the agent's profile, then the SEARCH_* settings. Returned memories count as accessed."
+        ),
+        request=MemorySearchInputSerializer,
+        responses={200: MemorySearchOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "hybrid search in a user's scope",
+                request_only=True,
+                value={
+                    "query": "what does the user eat?",
+                    "limit": 5,
+                    "mode": "hybrid",
+                    "deduplicate": True,
+                    "filters": {"user_id": "u1", "kind": "episodic"},
+                },
+            )
+        ],
+    )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.MemorySearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         option_keys = ("deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", "mmr", "mmr_lambda")
         options = SearchOptions(
             **{key: values.get(key) for key in option_keys}, half_life_days=values.get("half_life_days")
         )
+        tenant = tenant_of(request)
         result = memory_search(
-            tenant=tenant_of(request),
+            tenant=tenant,
             query=values["query"],
             filters=filters_from(values.get("filters") or {}),
             limit=values["limit"],
             mode=values["mode"],
             options=options,
         )
+        memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
         body = {
             "mode": result.mode,
             "count": len(result.hits),
             "results": result.hits,
             "degraded": result.degraded,
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(self.MemorySearchOutputSerializer(body).data)
 
 
 class ContextFactSerializer(serializers.Serializer):
@@ -128,38 +155,59 @@ class ContextFactSerializer(serializers.Serializer):
     member_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-class MessageSerializer(StrictSerializer):
-    role = serializers.ChoiceField(choices=["user", "assistant", "system", "tool"])
+class ContextMessageSerializer(StrictSerializer):
+    role = serializers.ChoiceField(choices=MessageRole.choices)
     content = serializers.CharField(max_length=20_000, allow_blank=True)
 
 
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class InputSerializer(StrictSerializer):
+    class ContextInputSerializer(StrictSerializer):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
-        messages = MessageSerializer(many=True, required=False, default=list, max_length=500)
+        messages = ContextMessageSerializer(many=True, required=False, default=list, max_length=500)
         user_turns = serializers.IntegerField(required=False, default=3, min_value=1, max_value=50)
         max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
         model = serializers.CharField(required=False, max_length=100, allow_blank=True)
         filters = SearchFilterSerializer(required=False)
 
-    class OutputSerializer(serializers.Serializer):
+    class ContextOutputSerializer(serializers.Serializer):
         context = serializers.CharField(allow_blank=True)
         tokens = serializers.IntegerField()
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
         degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer, 400: ErrorSerializer})
+    @extend_schema(
+        summary="Facts to inject for a conversation, within a token budget",
+        description=(
+            "The query, or else the last `user_turns` user messages with the replies after them, is "
+            "searched (dedup on); facts rank by similarity and confidence and are packed as `- fact` "
+            "lines until `max_tokens` (counted with the `model`'s tokenizer) would be exceeded."
+        ),
+        request=ContextInputSerializer,
+        responses={200: ContextOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "context for the last turns",
+                request_only=True,
+                value={
+                    "messages": [{"role": "user", "content": "Plan my workouts for next week"}],
+                    "max_tokens": 300,
+                    "filters": {"user_id": "u1"},
+                },
+            )
+        ],
+    )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.ContextInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
+        tenant = tenant_of(request)
         result = memory_context(
-            tenant=tenant_of(request),
+            tenant=tenant,
             filters=filters_from(values.get("filters") or {}),
             query=values["query"],
             messages=[dict(m) for m in values["messages"]],
@@ -167,6 +215,7 @@ class ContextApi(APIView):
             max_tokens=values.get("max_tokens"),
             model=values.get("model") or None,
         )
+        memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
         body = {
             "context": result.text,
             "tokens": result.tokens,
@@ -174,4 +223,4 @@ class ContextApi(APIView):
             "facts": result.facts,
             "degraded": list(result.degraded),
         }
-        return Response(self.OutputSerializer(body).data)
+        return Response(self.ContextOutputSerializer(body).data)

@@ -1,0 +1,80 @@
+"""Every API operation once, as a request description; the sync and async clients only send them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+# operation → (method, path template); the suite checks this against the schema's operations
+OPERATIONS: dict[str, tuple[str, str]] = {
+    "health": ("GET", "/api/v1/health"),
+    "store": ("POST", "/api/v1/memories"),
+    "list_memories": ("GET", "/api/v1/memories"),
+    "get_memory": ("GET", "/api/v1/memories/{memory_id}"),
+    "update_memory": ("PATCH", "/api/v1/memories/{memory_id}"),
+    "delete_memory": ("DELETE", "/api/v1/memories/{memory_id}"),
+    "feedback": ("POST", "/api/v1/memories/{memory_id}/feedback"),
+    "lineage": ("GET", "/api/v1/memories/{memory_id}/lineage"),
+    "undo_change": ("POST", "/api/v1/merges/{change_id}/undo"),
+    "search": ("POST", "/api/v1/memories/search"),
+    "context": ("POST", "/api/v1/context"),
+    "turn_context": ("POST", "/api/v1/context/all"),
+    "record_interaction": ("POST", "/api/v1/interactions"),
+    "append_messages": ("POST", "/api/v1/sessions/{session_id}/messages"),
+    "get_session": ("GET", "/api/v1/sessions/{session_id}"),
+    "delete_session": ("DELETE", "/api/v1/sessions/{session_id}"),
+    "record_procedure": ("POST", "/api/v1/procedures/record"),
+    "suggest_procedure": ("POST", "/api/v1/procedures/suggest"),
+    "forget_user": ("DELETE", "/api/v1/users/{user_id}/memories"),
+    "stats": ("GET", "/api/v1/stats"),
+    "embedding_stats": ("GET", "/api/v1/stats/embeddings"),
+}
+
+
+@dataclass(frozen=True)
+class Call:
+    operation: str
+    method: str
+    path: str
+    params: dict[str, str]
+    json: Any = None
+
+
+def _param(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def call(
+    operation: str,
+    *,
+    path: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    json: Any = None,
+) -> Call:
+    method, template = OPERATIONS[operation]
+    url = template.format(**{key: quote(str(value), safe="") for key, value in (path or {}).items()})
+    query = {key: _param(value) for key, value in (params or {}).items() if value is not None}
+    return Call(operation, method, url, query, json)
+
+
+def body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON body: the required fields and the options given (None means "the server's default")."""
+    return {**required, **{key: value for key, value in options.items() if value is not None}}
+
+
+def procedure_run(
+    query: str,
+    tool_sequence: Sequence[str],
+    execution_time_ms: float,
+    success_score: float,
+    user_id: str | None,
+) -> Call:
+    required = {
+        "query": query,
+        "tool_sequence": list(tool_sequence),
+        "execution_time_ms": execution_time_ms,
+        "success_score": success_score,
+    }
+    return call("record_procedure", json=body(required, {"user_id": user_id}))
