@@ -267,6 +267,13 @@ class Health(TypedDict):  # HealthOutput (liveness: the process answers, no deta
     status: str
 
 
+class Readiness(TypedDict):  # ReadinessOutput (an API key or a staff login)
+    status: str
+    database: dict[str, Any]
+    broker: dict[str, Any]
+    embedding: dict[str, Any]
+
+
 class ErrorDetail(TypedDict):  # ErrorDetail
     code: str
     message: str
@@ -303,5 +310,6 @@ COMPONENTS: dict[type, str] = {
     EmbeddingModelStats: "EmbeddingModelStats",
     EmbeddingStats: "EmbeddingStatsOutput",
     Health: "HealthOutput",
+    Readiness: "ReadinessOutput",
     ErrorDetail: "ErrorDetail",
 }
