@@ -24,4 +24,6 @@ RUN SECRET_KEY=collectstatic-only DATABASE_URL=postgres://unused@localhost/unuse
 
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "project.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--timeout", "60"]
+# gthread workers, threads, timeouts and the model warm-up: project/gunicorn.conf.py (WEB_CONCURRENCY,
+# WEB_THREADS; docs/OPERATIONS.md "Web server").
+CMD ["gunicorn", "-c", "project/gunicorn.conf.py", "project.wsgi:application"]

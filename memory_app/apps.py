@@ -7,4 +7,5 @@ class MemoryAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from memory_app import tasks  # noqa: F401  (registers the Celery tasks in every process)
         from memory_app.api import schema  # noqa: F401  (registers the OpenAPI auth extension)

@@ -19,6 +19,8 @@ from django.db import InterfaceError, OperationalError
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.models.jobs import JobKind
+from memory_app.services.maintenance import RUN_TASK, maintenance_job_active, maintenance_job_schedule
+from memory_app.services.maintenance import maintenance_job_run as run_job
 
 logger = logging.getLogger(__name__)
 
@@ -30,27 +32,33 @@ _LIMITS: dict[str, Any] = {
     "retry_backoff_max": 600,
     "retry_jitter": True,
     "max_retries": settings.TASK_MAX_RETRIES,
+    # Acknowledged when finished, and put back in the queue when the worker process dies under it
+    # (OOM kill, kill -9): the job is claimed again once its heartbeat is stale and resumes.
     "acks_late": True,
+    "reject_on_worker_lost": True,
 }
 
 
-@shared_task(bind=True, name="memory.maintenance_job_run", **_LIMITS)
+@shared_task(bind=True, name=RUN_TASK, **_LIMITS)
 def maintenance_job_run(self: Any, job_id: int) -> dict[str, Any] | None:
-    """Run or resume one compaction / review-detection job."""
-    from memory_app.services.maintenance import maintenance_job_run as run
+    """Run or resume one compaction / review-detection job.
 
+    Idempotent under redelivery: a finished job is not run again, and a job still claimed by a run
+    whose heartbeat is fresh is looked at again once it could have gone stale (the worker that had it
+    may have died an instant ago), so a redelivered message is never simply dropped.
+    """
     try:
-        job = run(job_id=job_id)
+        job = run_job(job_id=job_id)
     except SoftTimeLimitExceeded:
         # The job saved its cursor and is queued again: continue in a fresh task.
         maintenance_job_run.apply_async((job_id,), countdown=1)
         return None
+    if job is None and not self.request.is_eager and maintenance_job_active(job_id=job_id):
+        maintenance_job_run.apply_async((job_id,), countdown=settings.MAINTENANCE_JOB_STALE_SECONDS)
     return None if job is None else dict(job.stats)
 
 
 def _schedule_all(kind: str) -> int:
-    from memory_app.services.maintenance import maintenance_job_schedule
-
     created = 0
     for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
         created += maintenance_job_schedule(kind=kind, tenant=tenant) is not None
@@ -60,7 +68,7 @@ def _schedule_all(kind: str) -> int:
 
 @shared_task(name="memory.compaction_periodic", **_LIMITS)
 def compaction_periodic() -> int:
-    """One compaction job per active tenant, unless one is already queued or running."""
+    """One compaction job per active tenant, unless one is alive (a stale one is taken over)."""
     return _schedule_all(JobKind.COMPACTION)
 
 

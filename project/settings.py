@@ -161,6 +161,20 @@ CELERY_TASK_TIME_LIMIT = env_int("TASK_TIME_LIMIT_SECONDS", 2100, minimum=20, ma
 if CELERY_TASK_TIME_LIMIT <= CELERY_TASK_SOFT_TIME_LIMIT:
     raise ImproperlyConfigured("TASK_TIME_LIMIT_SECONDS must be greater than TASK_SOFT_TIME_LIMIT_SECONDS")
 TASK_MAX_RETRIES = env_int("TASK_MAX_RETRIES", 5, minimum=0, maximum=100)
+# Tasks are acknowledged after they finish (acks_late) and a task whose worker died is rejected back
+# to the queue (reject_on_worker_lost). Redis hands an unacknowledged message to another worker once
+# this long has passed since delivery (a whole worker host lost), so it must exceed the hard time
+# limit, or a long task still running would be delivered twice (the job claim makes that harmless).
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env_int(
+    "CELERY_VISIBILITY_TIMEOUT_SECONDS", CELERY_TASK_TIME_LIMIT + 300, minimum=10, maximum=864_000
+)
+if CELERY_VISIBILITY_TIMEOUT_SECONDS <= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "CELERY_VISIBILITY_TIMEOUT_SECONDS must be greater than TASK_TIME_LIMIT_SECONDS"
+    )
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS}
+# Publishing a task to a dead broker gives up after ~1 s instead of blocking the request or command.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.3}
 COMPACTION_INTERVAL_MINUTES = env_int("COMPACTION_INTERVAL_MINUTES", 360, minimum=1, maximum=100_000)
 REVIEW_DETECTION_INTERVAL_MINUTES = env_int(
     "REVIEW_DETECTION_INTERVAL_MINUTES", 720, minimum=1, maximum=100_000
@@ -184,8 +198,17 @@ COMPACTION_EXACT_MAX_ROWS = env_int("COMPACTION_EXACT_MAX_ROWS", 5_000, minimum=
 # share the machine; a dedicated box gains from its core count.
 COMPACTION_BLAS_THREADS = env_int("COMPACTION_BLAS_THREADS", 1, minimum=0, maximum=256)
 COMPACTION_MAX_GROUP_SIZE = env_int("COMPACTION_MAX_GROUP_SIZE", 20, minimum=2, maximum=1000)
-# A job whose heartbeat is older than this is taken over by the next run (its worker died).
-MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 3600, minimum=60, maximum=864_000)
+# A running job writes a heartbeat this often (and after every scope), from a thread, so a long
+# scope still shows the worker alive.
+MAINTENANCE_JOB_HEARTBEAT_SECONDS = env_int("MAINTENANCE_JOB_HEARTBEAT_SECONDS", 15, minimum=1, maximum=3600)
+# A job without a heartbeat (or, queued, without being handed out) for this long is stale: its worker
+# died or its message was lost. A redelivered task or the periodic scheduler takes it over and it
+# resumes from its cursor. At least three heartbeats, so one slow database write is not a death.
+MAINTENANCE_JOB_STALE_SECONDS = env_int("MAINTENANCE_JOB_STALE_SECONDS", 90, minimum=3, maximum=86_400)
+if MAINTENANCE_JOB_STALE_SECONDS < 3 * MAINTENANCE_JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "MAINTENANCE_JOB_STALE_SECONDS must be at least 3 x MAINTENANCE_JOB_HEARTBEAT_SECONDS"
+    )
 
 # --- Embeddings and LLM ---------------------------------------------------------------------
 EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai"))
@@ -218,6 +241,13 @@ OPENAI_EMBEDDING_BACKOFF_SECONDS = env_float(
     "OPENAI_EMBEDDING_BACKOFF_SECONDS", 0.5, minimum=0.0, maximum=60.0
 )
 EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
+# The local model embeds the texts of concurrent requests of one process in one forward pass,
+# waiting up to EMBEDDING_LOCAL_BATCH_WAIT_MS for company (embeddings/batching.py, bench/load.py).
+EMBEDDING_LOCAL_BATCHING = env_bool("EMBEDDING_LOCAL_BATCHING", True)
+EMBEDDING_LOCAL_BATCH_WAIT_MS = env_float("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, minimum=0.0, maximum=100.0)
+EMBEDDING_LOCAL_MAX_BATCH = env_int("EMBEDDING_LOCAL_MAX_BATCH", 32, minimum=1, maximum=1024)
+# torch threads per process (0 = torch's default, all cores): 1 when several web workers share cores.
+EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", 0, minimum=0, maximum=256)
 # Memories stored while the provider was down get their vectors from a task; the sweep re-queues
 # any still pending this often, this many at a time.
 EMBEDDING_SWEEP_INTERVAL_MINUTES = env_int("EMBEDDING_SWEEP_INTERVAL_MINUTES", 10, minimum=1, maximum=100_000)
@@ -363,6 +393,11 @@ if not sum(CONTEXT_ALL_SHARES.values()) > 0:
     raise ImproperlyConfigured("CONTEXT_ALL_SHARE_* must not all be 0")
 # Memories per part considered for packing when the request gives no episodic/semantic limit.
 CONTEXT_ALL_CANDIDATES = env_int("CONTEXT_ALL_CANDIDATES", 60, minimum=1, maximum=1000)
+
+# --- Health -----------------------------------------------------------------------------------
+# Each readiness check (database, broker) gets this long; they run concurrently, so a dead broker
+# costs /api/v1/health/ready this much, never a connection timeout.
+HEALTH_CHECK_TIMEOUT_SECONDS = env_float("HEALTH_CHECK_TIMEOUT_SECONDS", 0.5, minimum=0.05, maximum=10.0)
 
 # --- Logging --------------------------------------------------------------------------------
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()

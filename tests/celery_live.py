@@ -57,6 +57,25 @@ def live_worker() -> Iterator[str]:
         _forget_backend(app)
 
 
+@contextmanager
+def broker_at(url: str) -> Iterator[Any]:
+    """Publish tasks to `url` (no worker): for a broker that is down or refuses connections."""
+    from project.celery import app
+
+    saved = {key: app.conf.get(key) for key in ("broker_url", "task_always_eager")}
+    app.conf.update(broker_url=url, task_always_eager=False)
+    app.__dict__.pop("amqp", None)
+    app._pool = None  # the producer pool holds connections to the old broker
+    try:
+        yield app
+    finally:
+        if app._pool is not None:
+            app._pool.force_close_all()
+        app._pool = None
+        app.conf.update(saved)
+        app.__dict__.pop("amqp", None)
+
+
 def _forget_backend(app: Any) -> None:
     """Celery caches the result backend per thread on first use (`app._local.backend`)."""
     app._local.__dict__.pop("backend", None)

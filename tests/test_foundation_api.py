@@ -9,17 +9,6 @@ from tests.factories import MemoryFactory
 pytestmark = pytest.mark.django_db
 
 
-def test_health_answers_without_a_key_and_names_pgvector_version(anon_client):
-    response = anon_client.get("/api/v1/health")
-    assert response.status_code == 200
-    body = response.json()
-    assert body["database"]["status"] == "ok"
-    major, minor = (int(x) for x in body["database"]["pgvector_version"].split(".")[:2])
-    assert (major, minor) >= (0, 8)
-    assert body["database"]["postgresql_version"]
-    assert body["broker"]["status"] in {"inline", "ok"}
-
-
 def test_memories_without_a_key_answer_401_with_the_error_body(anon_client):
     response = anon_client.get("/api/v1/memories")
     assert response.status_code == 401

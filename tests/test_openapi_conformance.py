@@ -141,6 +141,8 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     anon("GET", "/api/v1/stats", expect=401)
     health = Checked(APIClient(), conformance)
     health("GET", "/api/v1/health", expect=200)
+    a("GET", "/api/v1/health/ready", expect=200)
+    anon("GET", "/api/v1/health/ready", expect=401)
     a("DELETE", "/api/v1/users/u1/memories", expect=200, episodic="true")
     a("DELETE", "/api/v1/users/u1/memories?episodic=maybe", expect=400)
 

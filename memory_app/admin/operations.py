@@ -91,4 +91,4 @@ class KeptApartPairAdmin(admin.ModelAdmin):
 class MaintenanceJobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "tenant", "status", "created_at", "started_at", "finished_at"]
     list_filter = ["kind", "status"]
-    readonly_fields = ["cursor", "stats", "error", "started_at", "finished_at", "heartbeat_at"]
+    readonly_fields = ["cursor", "stats", "error", "started_at", "finished_at", "heartbeat_at", "claimed_by"]

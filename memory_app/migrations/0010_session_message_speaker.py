@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_app', '0008c_embedding_pending_index'),
+        ('memory_app', '0009_job_claimed_by'),
     ]
 
     operations = [

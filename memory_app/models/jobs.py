@@ -36,6 +36,9 @@ class MaintenanceJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # host:pid:nonce of the run that claimed the job; a run whose job was taken over (its heartbeat
+    # went stale) sees another value here and stops instead of writing over the new run's cursor.
+    claimed_by = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         indexes = [

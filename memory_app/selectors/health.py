@@ -1,60 +1,115 @@
-"""What /api/v1/health reports: database, pgvector and broker status."""
+"""Readiness: database, broker and embedding provider, each checked with a short timeout.
+
+The checks run concurrently on a small shared thread pool and the report waits at most
+HEALTH_CHECK_TIMEOUT_SECONDS for all of them, so a dead broker or database costs that long, not a
+connection timeout. A check still hanging when the time is up is reported as `timeout`; its thread
+finishes in the background (the pool is bounded, so hung checks cannot pile up threads).
+Liveness (`/api/v1/health`) uses none of this: it answers from the process alone.
+"""
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connections
+
+from memory_app.embeddings.breaker import breaker
+from memory_app.embeddings.health import provider_state
 
 logger = logging.getLogger(__name__)
 
+_pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="health")
+
+
+def _failure(exc: BaseException, *, detailed: bool) -> dict[str, Any]:
+    error = f"{type(exc).__name__}: {exc}" if detailed else type(exc).__name__
+    return {"status": "error", "error": error.strip()}
+
 
 def database_status() -> dict[str, Any]:
+    """Run in a pool thread: a connection of its own, closed again (threads own their connections)."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW server_version")
-            server_version = cursor.fetchone()[0]
-            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SET statement_timeout = %s", [int(settings.HEALTH_CHECK_TIMEOUT_SECONDS * 1000)])
+            cursor.execute(
+                "SELECT current_setting('server_version'), "
+                "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+            )
             row = cursor.fetchone()
-    except Exception as exc:  # the point is to report it, not to raise
-        logger.warning("health: database unavailable: %s", exc)
-        return {"status": "error", "error": str(exc)}
+    finally:
+        connections.close_all()
+    version, pgvector = row
     return {
-        "status": "ok",
-        "postgresql_version": server_version,
-        "pgvector_version": row[0] if row else None,
+        "status": "ok" if pgvector else "error",
+        "postgresql_version": version,
+        "pgvector_version": pgvector,
         "embedded": not settings.DATABASE_URL,
+        **({} if pgvector else {"error": "the pgvector extension is not installed"}),
     }
 
 
 def broker_status() -> dict[str, Any]:
-    url = settings.CELERY_BROKER_URL
-    if not url:
+    if not settings.CELERY_BROKER_URL:
         return {"status": "inline", "detail": "no CELERY_BROKER_URL: tasks run inline"}
-    try:
-        from project.celery import app
+    from project.celery import app
 
-        with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-    except Exception as exc:
-        logger.warning("health: broker unavailable: %s", exc)
-        return {"status": "error", "error": str(exc)}
+    with app.connection_for_write(connect_timeout=settings.HEALTH_CHECK_TIMEOUT_SECONDS) as conn:
+        conn.ensure_connection(
+            max_retries=1, interval_start=0, interval_step=0, timeout=settings.HEALTH_CHECK_TIMEOUT_SECONDS
+        )
+        conn.default_channel  # noqa: B018 - opening a channel is what talks to the broker
     return {"status": "ok"}
 
 
-def health_report() -> dict[str, Any]:
-    database = database_status()
-    broker = broker_status()
-    ok = database["status"] == "ok" and broker["status"] in ("ok", "inline")
-    return {
-        "status": "ok" if ok else "degraded",
-        "database": database,
-        "broker": broker,
-        "embedding": {
-            "provider": settings.EMBEDDING_PROVIDER,
-            "model": settings.EMBEDDING_MODEL,
-            "dimensions": settings.EMBEDDING_DIMENSIONS,
-        },
+def _timed(check: Callable[[], dict[str, Any]], *, detailed: bool) -> Callable[[], dict[str, Any]]:
+    def run() -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            result = check()
+        except Exception as exc:  # the point is to report it, not to raise
+            logger.warning("readiness: %s failed: %s", check.__name__, exc)
+            result = _failure(exc, detailed=detailed)
+        result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return result
+
+    return run
+
+
+def readiness_report(*, detailed: bool) -> dict[str, Any]:
+    """Every dependency's state within HEALTH_CHECK_TIMEOUT_SECONDS; `detailed` (staff) adds the
+    error messages, an API key sees the error types only."""
+    budget = settings.HEALTH_CHECK_TIMEOUT_SECONDS
+    checks = {"database": database_status, "broker": broker_status}
+    futures = {name: _pool.submit(_timed(check, detailed=detailed)) for name, check in checks.items()}
+    deadline = time.monotonic() + budget
+    report: dict[str, Any] = {}
+    for name, future in futures.items():
+        try:
+            report[name] = future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            report[name] = {"status": "timeout", "timeout_seconds": budget, "ms": round(budget * 1000, 1)}
+    embedding = provider_state()
+    circuit = breaker.state()
+    embedding["circuit"] = {
+        "state": circuit.state,
+        "retry_in_seconds": round(circuit.retry_in_seconds, 1),
     }
+    if circuit.state != "closed":
+        embedding["status"] = "down"  # calls are refused without reaching the provider
+    if not detailed:
+        embedding["last_failure_reason"] = embedding["last_failure_reason"].split(":", 1)[0]
+    report["embedding"] = embedding
+    database_ok = report["database"]["status"] == "ok"
+    healthy = (
+        database_ok
+        and report["broker"]["status"] in ("ok", "inline")
+        and embedding["status"] in ("ok", "unknown")
+    )
+    report["status"] = "ok" if healthy else ("degraded" if database_ok else "unavailable")
+    return report

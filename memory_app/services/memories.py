@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_app.models import Memory, Tenant
@@ -79,14 +79,33 @@ def memory_insert(**fields: Any) -> Memory:
 
 @transaction.atomic
 def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
-    """Count an access for each id: one UPDATE for the batch, not a write per row."""
-    from django.db.models import F
+    """Count an access for each id: one UPDATE for the batch, not a write per row.
 
+    The rows are locked in id order first: two concurrent searches returning overlapping rows in
+    different orders would otherwise deadlock (PostgreSQL breaks it after deadlock_timeout, 1 s,
+    and one of the counts is lost); in one order the second simply waits for the first.
+
+    Run on its own (after a search committed), the commit does not wait for the WAL flush: an
+    access count is a statistic, and a read should not pay a disk sync for it. Inside a caller's
+    transaction the caller's durability is left alone.
+    """
     if not memory_ids:
         return 0
-    return Memory.objects.filter(tenant=tenant, pk__in=list(memory_ids)).update(
-        access_count=F("access_count") + 1, last_accessed_at=timezone.now()
-    )
+    table = Memory._meta.db_table
+    with connection.cursor() as cursor:
+        if len(connection.atomic_blocks) == 1:  # this function's own transaction only
+            cursor.execute("SET LOCAL synchronous_commit = off")
+        cursor.execute(
+            f"""
+            UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
+            FROM (
+                SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
+            ) AS locked
+            WHERE m.id = locked.id
+            """,
+            [timezone.now(), tenant.pk, list(memory_ids)],
+        )
+        return cursor.rowcount
 
 
 def active_only(qs: Any) -> Any:

@@ -49,6 +49,7 @@ class Awaitable:
 
 async def every_operation(c: Any, change_id: Any) -> None:
     assert (await c.health())["status"]
+    assert (await c.readiness())["database"]["status"] == "ok"
     outcomes = await c.store(
         [{"text": "User's BMI goal is 23", "user_id": "u1"}, {"text": "User is vegan", "user_id": "u1"}]
     )

@@ -8,10 +8,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memory_app.models import MaintenanceJob
-from memory_app.models.jobs import JobKind
+from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.selectors.compaction import compaction_scopes
 from memory_app.services.compaction import PlannedAction, ScopeReport, judge_tools, scope_compact
-from memory_app.services.maintenance import maintenance_job_create, maintenance_job_run
+from memory_app.services.maintenance import (
+    maintenance_job_create,
+    maintenance_job_retry,
+    maintenance_job_run,
+)
 
 from ._ops import add_tenant_argument, tenants
 
@@ -55,6 +59,13 @@ class Command(BaseCommand):
                 continue
             job = maintenance_job_create(kind=kind, tenant=tenant, params=params, enqueue=options["enqueue"])
             if options["enqueue"]:
+                job.refresh_from_db()
+                if job.status == JobStatus.FAILED:
+                    raise CommandError(
+                        f"tenant {tenant.slug}: job {job.pk} {job.error.rstrip('.')}. The job is marked "
+                        f"failed; run it in this process with `manage.py compact --resume {job.pk}`, or "
+                        f"queue it again once the broker is reachable."
+                    )
                 self.stdout.write(f"tenant {tenant.slug}: queued job {job.pk}")
             else:
                 self._run_job(job.pk)
@@ -99,6 +110,8 @@ class Command(BaseCommand):
         job = MaintenanceJob.objects.filter(pk=job_id).first()
         if job is None:
             raise CommandError(f"no job {job_id}")
+        if job.status == JobStatus.FAILED:  # e.g. the broker refused it: resume it here
+            job = maintenance_job_retry(job_id=job_id, enqueue=False)
         total = len(self._scopes(job.tenant, job.params)) if job.tenant else None
         with tqdm(total=total, desc=f"job {job_id}", unit="scope", disable=None) as bar:
             done = maintenance_job_run(job_id=job_id, on_scope=lambda _report: bar.update(1))

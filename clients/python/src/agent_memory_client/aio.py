@@ -54,6 +54,9 @@ class AsyncMemoryClient(ClientBase):
     async def health(self) -> m.Health:
         return cast(m.Health, await self._send(call("health")))
 
+    async def readiness(self) -> m.Readiness:
+        return cast(m.Readiness, await self._send(call("readiness")))
+
     async def store(
         self, memories: Sequence[r.MemoryInput], **options: Unpack[r.StoreOptions]
     ) -> list[m.StoreOutcome]:

@@ -62,6 +62,9 @@ class MemoryClient(ClientBase):
     def health(self) -> m.Health:
         return cast(m.Health, self._send(call("health")))
 
+    def readiness(self) -> m.Readiness:
+        return cast(m.Readiness, self._send(call("readiness")))
+
     def store(
         self, memories: Sequence[r.MemoryInput], **options: Unpack[r.StoreOptions]
     ) -> list[m.StoreOutcome]:

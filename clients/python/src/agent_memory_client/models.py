@@ -263,7 +263,11 @@ class EmbeddingStats(TypedDict):  # EmbeddingStatsOutput
     models: list[EmbeddingModelStats]
 
 
-class Health(TypedDict):  # HealthOutput
+class Health(TypedDict):  # HealthOutput (liveness: the process answers, no detail)
+    status: str
+
+
+class Readiness(TypedDict):  # ReadinessOutput (an API key or a staff login)
     status: str
     database: dict[str, Any]
     broker: dict[str, Any]
@@ -306,5 +310,6 @@ COMPONENTS: dict[type, str] = {
     EmbeddingModelStats: "EmbeddingModelStats",
     EmbeddingStats: "EmbeddingStatsOutput",
     Health: "HealthOutput",
+    Readiness: "ReadinessOutput",
     ErrorDetail: "ErrorDetail",
 }

@@ -10,6 +10,7 @@ from urllib.parse import quote
 # operation → (method, path template); the suite checks this against the schema's operations
 OPERATIONS: dict[str, tuple[str, str]] = {
     "health": ("GET", "/api/v1/health"),
+    "readiness": ("GET", "/api/v1/health/ready"),
     "store": ("POST", "/api/v1/memories"),
     "list_memories": ("GET", "/api/v1/memories"),
     "get_memory": ("GET", "/api/v1/memories/{memory_id}"),

@@ -1,0 +1,491 @@
+"""The service under concurrent load: gunicorn on the embedded database, driven from 127.0.0.1.
+
+    python bench/load.py [--quick] [--json] [--rows N] [--users U] [--clients C] [--duration S]
+                         [--workers W] [--threads T] [--batching on|off] [--max-requests N]
+    python bench/load.py --batcher [--quick] [--json]   # the micro-batcher alone, in-process
+
+One tenant holds --rows memories over --users users (100,000 over 100 for the full run; 10,000 over
+20 with --quick) in a database of its own (`memory_bench_load_<rows>`, loaded once with COPY and
+kept; every run first removes what earlier runs stored and empties the embedding cache). gunicorn
+starts with project/gunicorn.conf.py (gthread) on a free port of 127.0.0.1, with the local model,
+inline tasks and DEBUG off. C closed-loop clients (8) then send, for --duration seconds (60; 20
+with --quick) after a short warm-up, a seeded mix of stores (30 %), searches (50 %) and
+`/context/all` (20 %) for random users, each with a text no earlier request sent (every request
+pays one local-model embedding: no cache hit helps). The run stops by itself at the deadline or
+after --max-requests. Afterwards every acknowledged store (2xx with a memory_id) is looked up in the
+database: `acknowledged_missing` counts those whose memory is gone or holds another text.
+
+Why a bounded asyncio client (httpx) and not locust: locust patches the whole process with gevent,
+and this process also loads and checks the database with psycopg; the asyncio client needs no
+patching, gives exact percentiles (locust rounds them to buckets), caps time and requests exactly,
+and keeps the acknowledged stores for the check in-process. It costs ~1 ms of CPU per request on
+the same cores as the server, which the figures include.
+
+Reports throughput, p50/p95/p99 per operation, errors (non-2xx or transport failures), the load
+average before and after, and the server settings. Results: bench/results/load.json
+(load_quick.json with --quick); with --json the last line of stdout is the same object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import benchenv  # first: the project on sys.path, the bench environment
+import django
+import numpy as np
+from benchdb import log, use_database
+
+ROOT = benchenv.ROOT
+RESULTS = ROOT / "bench" / "results" / "load.json"
+RESULTS_QUICK = ROOT / "bench" / "results" / "load_quick.json"
+MIX = (("store", 0.3), ("search", 0.5), ("context_all", 0.2))
+STORE_TEMPLATE = "{name} mentioned that {sentence}."
+QUERY_TEMPLATE = "{sentence} ({name})"
+
+
+@dataclass
+class Sample:
+    op: str
+    ms: float
+    ok: bool
+    measured: bool
+
+
+@dataclass
+class Run:
+    samples: list[Sample] = field(default_factory=list)
+    acknowledged: list[tuple[str, str, int, str]] = field(default_factory=list)  # user, text, id, outcome
+    error_samples: list[str] = field(default_factory=list)
+    cpu_start: dict[str, float] | None = None
+    cpu_end: dict[str, float] | None = None
+
+    def cpu_ms_per_request(self, requests: int) -> dict[str, float]:
+        if not (self.cpu_start and self.cpu_end and requests):
+            return {}
+        used = {k: self.cpu_end[k] - self.cpu_start[k] for k in self.cpu_start}
+        out = {k: round(v * 1000 / requests, 1) for k, v in used.items()}
+        out["total"] = round(sum(used.values()) * 1000 / requests, 1)
+        return out
+
+
+def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
+    import load_data
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory_app.models import Tenant
+
+    name = load_data.database_name(rows)
+    use_database(name)
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cur:
+        max_id = load_data.loaded_max_id(cur)
+    if max_id is None:
+        log(f"loading {rows:,} rows into {name} (kept for later runs)")
+        use_database(name, fresh=True, migrate=True)
+    tenant, _ = Tenant.objects.get_or_create(slug=load_data.TENANT_SLUG, defaults={"name": "bench load"})
+    if max_id is None:
+        load_data.load(rows, users, tenant.pk, log=log)
+        with connection.cursor() as cur:
+            max_id = load_data.loaded_max_id(cur)
+    load_data.reset(tenant.pk, max_id)
+    return tenant, name
+
+
+def database_url(name: str) -> str:
+    from django.conf import settings
+
+    config = settings.DATABASES["default"]
+    if settings.DATABASE_URL:  # the same server and credentials, the bench database
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(settings.DATABASE_URL)
+        return urlunsplit(parts._replace(path=f"/{name}"))
+    host = quote(str(config["HOST"]), safe="")
+    return f"postgres://{config['USER']}@{host}:{config['PORT']}/{name}"
+
+
+def _proc_stats() -> list[tuple[int, int, int, float]]:
+    """(pid, parent, process group, CPU seconds) of every process we can read."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # after "pid (comm)": state ppid pgrp ... utime(12) stime(13)
+        out.append(
+            (int(entry.name), int(fields[1]), int(fields[2]), (int(fields[11]) + int(fields[12])) / tick)
+        )
+    return out
+
+
+def cpu_snapshot(server_pid: int, postmaster_pid: int | None) -> dict[str, float]:
+    """CPU seconds used so far by gunicorn (its process group), PostgreSQL (the embedded server's
+    processes) and this client process."""
+    stats = _proc_stats()
+    snapshot = {
+        "server": sum(cpu for _pid, _ppid, group, cpu in stats if group == server_pid),
+        "client": time.process_time(),
+    }
+    if postmaster_pid is not None:
+        snapshot["database"] = sum(cpu for pid, ppid, _group, cpu in stats if postmaster_pid in (pid, ppid))
+    return snapshot
+
+
+def embedded_postmaster() -> int | None:
+    from django.conf import settings
+
+    if settings.DATABASE_URL:
+        return None
+    try:
+        return int((Path(settings.EMBEDDED_PG_DIR) / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "ENV_FILE": "",
+        "DEBUG": "false",
+        "SECRET_KEY": "bench-only-secret-key",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "DATABASE_URL": url,
+        "CELERY_BROKER_URL": "",
+        "LOG_LEVEL": "warning",
+        "EMBEDDING_PROVIDER": "local",
+        "EMBEDDING_LOCAL_BATCHING": "true" if args.batching == "on" else "false",
+        "WEB_CONCURRENCY": str(args.workers),
+        "WEB_THREADS": str(args.threads),
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    if args.torch_threads is not None:
+        env["EMBEDDING_TORCH_THREADS"] = str(args.torch_threads)
+    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "project" / "gunicorn.conf.py")]
+    command += ["--bind", f"127.0.0.1:{port}", "project.wsgi:application"]
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+
+
+async def wait_ready(base: str, server: subprocess.Popen[bytes], *, timeout: float = 180.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise SystemExit(f"gunicorn exited with status {server.returncode}")
+            try:
+                if (await client.get(f"{base}/api/v1/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.25)
+    raise SystemExit("gunicorn did not answer /api/v1/health in time")
+
+
+def request_for(op: str, rng: random.Random, users: int, texts) -> tuple[str, dict]:  # type: ignore[no-untyped-def]
+    import load_data
+
+    user = load_data.user_id(rng.randrange(users))
+    if op == "store":
+        return "/api/v1/memories", {"text": texts.next(STORE_TEMPLATE), "user_id": user}
+    if op == "search":
+        return "/api/v1/memories/search", {
+            "query": texts.next(QUERY_TEMPLATE),
+            "limit": 10,
+            "filters": {"user_id": user},
+        }
+    return "/api/v1/context/all", {"query": texts.next(QUERY_TEMPLATE), "user_id": user}
+
+
+async def drive(
+    args: argparse.Namespace, base: str, key: str, users: int, run: Run, cpu: Callable[[], dict[str, float]]
+) -> float:
+    """Warm-up, then the measured window; returns the measured window's length in seconds."""
+    import httpx
+    import load_data
+
+    texts = load_data.TextSource(seed=args.seed)
+    rng = random.Random(args.seed)
+    ops, weights = zip(*MIX, strict=True)
+    started = time.monotonic()
+    measure_from = started + args.warmup
+    stop_at = measure_from + args.duration
+    budget = {"left": args.max_requests}
+    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
+    headers = {"Authorization": f"Bearer {key}"}
+
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30.0) as client:
+
+        async def client_loop() -> None:
+            while time.monotonic() < stop_at and budget["left"] > 0:
+                budget["left"] -= 1
+                op = rng.choices(ops, weights)[0]
+                path, body = request_for(op, rng, users, texts)
+                sent = time.monotonic()
+                try:
+                    response = await client.post(path, json=body)
+                    ok = 200 <= response.status_code < 300
+                    if not ok and len(run.error_samples) < 10:
+                        run.error_samples.append(f"{op} {response.status_code}: {response.text[:300]}")
+                    if ok and op == "store":
+                        reply = response.json()
+                        run.acknowledged.append(
+                            (body["user_id"], body["text"], reply["memory_id"], reply["outcome"])
+                        )
+                except httpx.HTTPError as exc:
+                    ok = False
+                    if len(run.error_samples) < 10:
+                        run.error_samples.append(f"{op} {type(exc).__name__}: {exc}")
+                done = time.monotonic()
+                run.samples.append(Sample(op, (done - sent) * 1000, ok, measured=sent >= measure_from))
+
+        async def cpu_meter() -> None:
+            await asyncio.sleep(max(0.0, measure_from - time.monotonic()))
+            run.cpu_start = cpu()
+            await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
+            run.cpu_end = cpu()
+
+        meter = asyncio.create_task(cpu_meter())
+        await asyncio.gather(*(client_loop() for _ in range(args.clients)))
+        if run.cpu_end is None:  # stopped early (request cap): measure now
+            meter.cancel()
+            run.cpu_end = cpu()
+    return min(time.monotonic(), stop_at) - measure_from
+
+
+def missing_acknowledged(tenant_id: int, acknowledged: list[tuple[str, str, int, str]]) -> list[int]:
+    """Acknowledged stores whose memory is gone, or (created) holds another text."""
+    from memory_app.models import Memory
+
+    rows = dict(
+        Memory.objects.filter(tenant_id=tenant_id, pk__in=[a[2] for a in acknowledged])
+        .exclude(status="deleted")
+        .values_list("pk", "text")
+    )
+    missing = []
+    for _user, text, memory_id, outcome in acknowledged:
+        if memory_id not in rows or (outcome == "created" and rows[memory_id] != text):
+            missing.append(memory_id)
+    return missing
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p95": None, "p99": None}
+    return {f"p{q}": round(float(np.percentile(values, q)), 1) for q in (50, 95, 99)}
+
+
+def report(args: argparse.Namespace, run: Run, window: float, missing: list[int], load: dict) -> dict:
+    measured = [s for s in run.samples if s.measured]
+    per_op = {}
+    for op, _weight in MIX:
+        mine = [s for s in measured if s.op == op]
+        per_op[op] = {
+            "requests": len(mine),
+            "errors": sum(not s.ok for s in mine),
+            "requests_per_second": round(len(mine) / window, 2) if window > 0 else 0.0,
+            **{k + "_ms": v for k, v in percentiles([s.ms for s in mine if s.ok]).items()},
+        }
+    errors = sum(not s.ok for s in run.samples)
+    cpu = run.cpu_ms_per_request(len(measured))
+    cores = os.cpu_count() or 1
+    return {
+        "benchmark": "load",
+        "quick": args.quick,
+        "rows": args.rows,
+        "users": args.users,
+        "clients": args.clients,
+        "duration_seconds": round(window, 2),
+        "warmup_seconds": args.warmup,
+        "requests": len(measured),
+        "requests_per_second": round(len(measured) / window, 2) if window > 0 else 0.0,
+        "errors": errors,
+        "error_samples": run.error_samples,
+        "acknowledged_stores": len(run.acknowledged),
+        "acknowledged_missing": len(missing),
+        "p50_ms": {op: per_op[op]["p50_ms"] for op in per_op},
+        "p95_ms": {op: per_op[op]["p95_ms"] for op in per_op},
+        "p99_ms": {op: per_op[op]["p99_ms"] for op in per_op},
+        "operations": per_op,
+        "server": {
+            "gunicorn": f"gthread, {args.workers} workers x {args.threads} threads",
+            "embedding_batching": args.batching,
+            "torch_threads_per_worker": args.torch_threads if args.torch_threads is not None else 1,
+        },
+        # CPU per request of gunicorn, PostgreSQL and this client, and the rate those would allow
+        # with every core busy and nothing else running: the machine's ceiling for this mix.
+        "cpu_ms_per_request": cpu,
+        "ceiling_requests_per_second": round(cores * 1000 / cpu["total"], 1) if cpu else None,
+        "ceiling_without_client": (round(cores * 1000 / (cpu["total"] - cpu["client"]), 1) if cpu else None),
+        "cpu_count": cores,
+        "load_average": load,
+        "target": {"requests_per_second": 50, "p95_ms": 300, "errors": 0, "acknowledged_missing": 0},
+    }
+
+
+def batcher_bench(args: argparse.Namespace) -> None:
+    """The micro-batcher alone, in this process: T threads each embedding one text at a time, one
+    torch thread, with and without batching; texts per second and CPU ms per text."""
+    import threading
+
+    import load_data
+    import torch
+
+    from memory_app.embeddings.batching import MicroBatcher
+    from memory_app.embeddings.local import local_embed
+
+    torch.set_num_threads(1)
+    texts = [f"{sentence} ({i})" for i, sentence in enumerate(load_data.sentences()[:2000])]
+    local_embed(["warm-up"])
+    per_thread = 10 if args.quick else 40
+
+    def measure(embed, threads: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+        def work(k: int) -> None:
+            for j in range(per_thread):
+                embed([texts[(k * per_thread + j) % len(texts)]])
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        n = threads * per_thread
+        return round(n / (time.perf_counter() - wall), 1), round((time.process_time() - cpu) * 1000 / n, 2)
+
+    rows = []
+    for threads in (1, 4, 8):
+        rate, cpu = measure(local_embed, threads)
+        rows.append({"threads": threads, "batching": "off", "texts_per_second": rate, "cpu_ms_per_text": cpu})
+        for wait_ms in (0.0, 2.0, 5.0):
+            batcher = MicroBatcher(local_embed, wait_seconds=wait_ms / 1000, max_batch=32)
+            rate, cpu = measure(batcher.embed, threads)
+            rows.append(
+                {
+                    "threads": threads,
+                    "batching": f"wait {wait_ms:g} ms",
+                    "texts_per_second": rate,
+                    "cpu_ms_per_text": cpu,
+                    "mean_batch": round(batcher.texts / max(batcher.batches, 1), 2),
+                }
+            )
+        log(
+            f"  threads {threads}: "
+            + "; ".join(f"{r['batching']} {r['cpu_ms_per_text']} ms/text" for r in rows[-4:])
+        )
+    result = {
+        "benchmark": "load_batcher",
+        "rows": rows,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    benchenv.write_results(ROOT / "bench" / "results" / "load_batcher.json", result, print_json=args.json)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 memories over 20 users, 20 s")
+    parser.add_argument("--json", action="store_true", help="last line of stdout: the JSON result")
+    parser.add_argument("--rows", type=int)
+    parser.add_argument("--users", type=int)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--duration", type=float)
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds sent but not measured")
+    parser.add_argument("--max-requests", type=int, default=100_000, help="hard cap on requests sent")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn processes")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per process")
+    parser.add_argument("--torch-threads", type=int, help="torch threads per worker (config default: 1)")
+    parser.add_argument("--batching", choices=("on", "off"), default="on", help="local-model micro-batching")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--batcher", action="store_true", help="only the micro-batcher, in-process")
+    args = parser.parse_args()
+    args.rows = args.rows or (10_000 if args.quick else 100_000)
+    args.users = args.users or (20 if args.quick else 100)
+    args.duration = args.duration or (20.0 if args.quick else 60.0)
+
+    django.setup()
+    if args.batcher:
+        batcher_bench(args)
+        return
+    from memory_app.services.api_keys import api_key_issue
+
+    tenant, name = prepare(args.rows, args.users)
+    key = api_key_issue(tenant=tenant, name=f"load bench {time.time():.0f}").raw_key
+    from django.db import connections
+
+    connections.close_all()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    load = {"before": [round(x, 2) for x in os.getloadavg()]}
+    server = start_server(args, database_url(name), port)
+    run = Run()
+    try:
+        asyncio.run(wait_ready(base, server))
+        log(
+            f"gunicorn ready on {base}; {args.clients} clients, "
+            f"{args.warmup:.0f} s warm-up + {args.duration:.0f} s measured"
+        )
+        postmaster = embedded_postmaster()
+        window = asyncio.run(
+            drive(args, base, key, args.users, run, lambda: cpu_snapshot(server.pid, postmaster))
+        )
+    finally:
+        stop_server(server)
+    load["after"] = [round(x, 2) for x in os.getloadavg()]
+    missing = missing_acknowledged(tenant.pk, run.acknowledged)
+    result = report(args, run, window, missing, load)
+    log(
+        f"{result['requests']} requests in {window:.1f} s: {result['requests_per_second']} req/s, "
+        f"{result['errors']} errors, {result['acknowledged_stores']} acknowledged stores, "
+        f"{result['acknowledged_missing']} missing; load average {load}"
+    )
+    log(
+        f"  CPU ms per request {result['cpu_ms_per_request']}: ceiling on {result['cpu_count']} cores "
+        f"{result['ceiling_requests_per_second']} req/s ({result['ceiling_without_client']} without "
+        f"the client)"
+    )
+    for op, figures in result["operations"].items():
+        log(
+            f"  {op:12s} {figures['requests']:6d} req {figures['requests_per_second']:7.2f}/s  "
+            f"p50 {figures['p50_ms']} ms  p95 {figures['p95_ms']} ms  p99 {figures['p99_ms']} ms  "
+            f"errors {figures['errors']}"
+        )
+    for sample in run.error_samples:
+        log(f"  error: {sample}")
+    benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, result, print_json=args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The local model's micro-batcher: concurrent callers share forward passes and get their own rows."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from django.test import override_settings
+
+from memory_app.embeddings.batching import MicroBatcher
+from memory_app.embeddings.local import local_embed
+from memory_app.embeddings.providers import LocalProvider
+
+
+def test_concurrent_callers_share_forward_passes_and_each_gets_its_own_rows_in_order() -> None:
+    batcher = MicroBatcher(local_embed, wait_seconds=0.02, max_batch=32)
+    texts = [[f"note {i} about hiking", f"note {i} about cooking"] for i in range(8)]
+    results: dict[int, np.ndarray] = {}
+    start = threading.Barrier(8)
+
+    def caller(i: int) -> None:
+        start.wait()
+        results[i] = batcher.embed(texts[i])
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert batcher.texts == 16 and batcher.batches < 8  # several callers per forward pass
+    for i, pair in enumerate(texts):
+        np.testing.assert_allclose(results[i], local_embed(pair), atol=1e-5)
+
+
+def test_a_failing_forward_pass_raises_in_every_caller_of_its_batch() -> None:
+    def broken(texts: list[str]) -> np.ndarray:
+        raise RuntimeError("model crashed")
+
+    batcher = MicroBatcher(broken, wait_seconds=0.0, max_batch=8)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        batcher.embed(["a text"])
+    with pytest.raises(RuntimeError, match="model crashed"):  # the batcher thread is still serving
+        batcher.embed(["another text"])
+
+
+def test_a_call_of_a_full_batch_or_more_is_embedded_directly() -> None:
+    calls: list[int] = []
+
+    def counting(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+    batcher = MicroBatcher(counting, wait_seconds=0.0, max_batch=4)
+    assert batcher.embed([f"t{i}" for i in range(10)]).shape == (10, 384)
+    assert calls == [10] and batcher.batches == 0
+
+
+@pytest.mark.parametrize("batching", [True, False])
+def test_the_local_provider_gives_the_same_vectors_with_and_without_batching(batching: bool) -> None:
+    provider = LocalProvider(model="all-MiniLM-L6-v2", dimensions=384)
+    texts = ["User prefers morning workouts", "Normal resting heart rate is 60-100 bpm"]
+    with override_settings(EMBEDDING_LOCAL_BATCHING=batching):
+        vectors = provider.embed(texts)
+    np.testing.assert_allclose(vectors, local_embed(texts), atol=1e-5)
