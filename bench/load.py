@@ -84,14 +84,18 @@ def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
     import load_data
     from django.core.management import call_command
     from django.db import connection
+    from django.db.migrations.exceptions import InconsistentMigrationHistory
 
     from memory_app.models import Tenant
 
     name = load_data.database_name(rows)
     use_database(name)
-    call_command("migrate", verbosity=0)
-    with connection.cursor() as cur:
-        max_id = load_data.loaded_max_id(cur)
+    try:
+        call_command("migrate", verbosity=0)
+        with connection.cursor() as cur:
+            max_id = load_data.loaded_max_id(cur)
+    except InconsistentMigrationHistory:  # migrations were renumbered since the load: load again
+        max_id = None
     if max_id is None:
         log(f"loading {rows:,} rows into {name} (kept for later runs)")
         use_database(name, fresh=True, migrate=True)
