@@ -246,8 +246,10 @@ EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
 EMBEDDING_LOCAL_BATCHING = env_bool("EMBEDDING_LOCAL_BATCHING", True)
 EMBEDDING_LOCAL_BATCH_WAIT_MS = env_float("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, minimum=0.0, maximum=100.0)
 EMBEDDING_LOCAL_MAX_BATCH = env_int("EMBEDDING_LOCAL_MAX_BATCH", 32, minimum=1, maximum=1024)
-# torch threads per process (0 = torch's default, all cores): 1 when several web workers share cores.
-EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", 0, minimum=0, maximum=256)
+# torch threads per process (0 = torch's default, all cores). 1 by default: with two threads, any other
+# busy process on the cores (PostgreSQL, another worker) makes torch's threads wait on each other, and
+# one short text took 240-520 ms instead of 13 ms on a 2-core machine at load average 2.
+EMBEDDING_TORCH_THREADS = env_int("EMBEDDING_TORCH_THREADS", 1, minimum=0, maximum=256)
 # Memories stored while the provider was down get their vectors from a task; the sweep re-queues
 # any still pending this often, this many at a time.
 EMBEDDING_SWEEP_INTERVAL_MINUTES = env_int("EMBEDDING_SWEEP_INTERVAL_MINUTES", 10, minimum=1, maximum=100_000)
