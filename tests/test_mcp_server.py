@@ -49,8 +49,13 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
         )
     )
     assert "peanuts" in context["context"] and context["tokens"] <= 40
-    turn = data(await client.call_tool("get_turn_context", {"query": "peanut allergy", "user_id": "u1"}))
+    turn = data(
+        await client.call_tool(
+            "get_turn_context", {"query": "peanut allergy", "user_id": "u1", "max_tokens": 300}
+        )
+    )
     assert "peanuts" in turn["formatted"]
+    assert turn["max_tokens"] == 300 and 0 < turn["tokens"]["total"] <= 300
     recorded = data(
         await client.call_tool(
             "record_interaction",

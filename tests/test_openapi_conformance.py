@@ -104,7 +104,7 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a(
         "POST",
         "/api/v1/context/all",
-        {"query": "what do I eat?", "user_id": "u1", "session_id": "s1"},
+        {"query": "what do I eat?", "user_id": "u1", "session_id": "s1", "max_tokens": 200},
         expect=200,
     )
     a("POST", "/api/v1/context/all", {}, expect=400)
@@ -118,6 +118,25 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     }
     a("POST", "/api/v1/interactions", turn, expect=201)
     a("POST", "/api/v1/interactions", {"session_id": "s1"}, expect=400)
+    chat = {
+        "session_id": "s3",
+        "user_id": "u1",
+        "messages": [
+            {"role": "user", "speaker": "Caroline", "content": "I adopted a cat.", "message_id": "m1"},
+            {"role": "user", "speaker": "Melanie", "content": "I play the violin.", "message_id": "m2"},
+        ],
+        "speakers": {"Caroline": "u1", "Melanie": "u2"},
+        "extraction": "rules",
+    }
+    a("POST", "/api/v1/interactions", chat, expect=201)
+    a(
+        "POST",
+        "/api/v1/interactions/batch",
+        {"interactions": [turn, {**chat, "session_id": "s4"}]},
+        expect=201,
+    )
+    a("POST", "/api/v1/interactions/batch", {"interactions": [{"session_id": "s1"}]}, expect=400)
+    anon("POST", "/api/v1/interactions/batch", {"interactions": [turn]}, expect=401)
     a("POST", "/api/v1/sessions/s2/messages", {"role": "user", "content": "hello"}, expect=201)
     a("POST", "/api/v1/sessions/s2/messages", {"role": "robot", "content": "hello"}, expect=400)
     a("GET", "/api/v1/sessions/s2", expect=200, limit=10)

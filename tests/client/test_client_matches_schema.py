@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from agent_memory_client import OPERATIONS, MemoryClient
 from agent_memory_client import requests as r
-from agent_memory_client.models import COMPONENTS
+from agent_memory_client.models import COMPONENTS, Extraction
 
 from tests.openapi_check import openapi_schema, operations
 
@@ -53,6 +53,8 @@ REQUEST_COMPONENTS: dict[type, tuple[str, set[str]]] = {
     r.ContextOptions: ("ContextInputRequest", set()),
     r.TurnContextOptions: ("ContextAllInputRequest", {"query"}),
     r.InteractionOptions: ("InteractionInputRequest", {"session_id", "user_message"}),
+    r.InteractionInput: ("InteractionInputRequest", set()),
+    r.ConversationMessage: ("ChatMessageRequest", set()),
     r.SessionMessage: ("MessageRequest", set()),
     r.AppendOptions: ("SessionAppendInputRequest", {"messages", "role", "content"}),
     r.SuggestOptions: ("ProcedureSuggestInputRequest", {"query"}),
@@ -85,6 +87,7 @@ NAMED_ARGUMENTS = {
     # client method: the body component or the query parameters its named arguments stand for
     "record_procedure": ("ProcedureRecordInputRequest", None),
     "feedback": ("FeedbackInputRequest", None),
+    "record_interactions": ("InteractionBatchInputRequest", None),
     "get_session": (None, ("GET", "/api/v1/sessions/{session_id}")),
     "delete_session": (None, ("DELETE", "/api/v1/sessions/{session_id}")),
     "embedding_stats": (None, ("GET", "/api/v1/stats/embeddings")),
@@ -109,6 +112,7 @@ def test_literal_choices_match_the_schema_enums():
         "KindEnum": typing.get_args(typing.get_type_hints(r.MemoryInput)["kind"]),
         "ModeEnum": typing.get_args(typing.get_type_hints(r.SearchOptions)["mode"]),
         "RoleEnum": typing.get_args(typing.get_type_hints(r.ChatMessage)["role"]),
+        "ExtractionEnum": typing.get_args(Extraction),
         "OutcomeEnum": typing.get_args(typing.get_type_hints(COMPONENT_MODEL["StoreOutcome"])["outcome"]),
     }
     for name, values in enums.items():

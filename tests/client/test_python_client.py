@@ -71,7 +71,9 @@ async def every_operation(c: Any, change_id: Any) -> None:
     assert hits["results"][0]["memory"]["text"] == "User is vegan"
     context = await c.context(query="what do I eat", max_tokens=30, filters={"user_id": "u1"})
     assert "vegan" in context["context"]
-    assert "vegan" in (await c.turn_context("what do I eat", user_id="u1"))["formatted"]
+    turn_context = await c.turn_context("what do I eat", user_id="u1", max_tokens=500)
+    assert "vegan" in turn_context["formatted"] and turn_context["max_tokens"] == 500
+    assert 0 < turn_context["tokens"]["total"] <= 500
     turn = await c.record_interaction(
         "s1",
         "I love hiking.",
@@ -82,6 +84,25 @@ async def every_operation(c: Any, change_id: Any) -> None:
         success_score=1.0,
     )
     assert turn["session"]["session_id"] == "s1"
+    chat = await c.record_interaction(
+        "s3",
+        user_id="u1",
+        messages=[
+            {"role": "user", "speaker": "Caroline", "content": "I adopted a cat.", "message_id": "m1"},
+            {"role": "user", "speaker": "Melanie", "content": "I play the violin.", "message_id": "m2"},
+        ],
+        speakers={"Caroline": "u1", "Melanie": "u2"},
+        extraction="rules",
+    )
+    stored = {m["about"]: m for m in chat["memories"]}
+    assert stored["Melanie"]["user_id"] == "u2" and stored["Melanie"]["source_message_ids"] == ["m2"]
+    batch = await c.record_interactions(
+        [
+            {"session_id": "s4", "user_id": "u1", "user_message": "I live in Lisbon."},
+            {"session_id": "s5", "user_id": "u1", "messages": [{"role": "user", "content": "I am 40."}]},
+        ]
+    )
+    assert [r["session"]["session_id"] for r in batch["results"]] == ["s4", "s5"]
     appended = await c.append_messages("s2", [{"role": "user", "content": "hello"}], user_id="u1")
     assert appended["appended"][0]["content"] == "hello"
     assert [m["content"] for m in (await c.get_session("s2", limit=5))["messages"]] == ["hello"]
@@ -109,6 +130,9 @@ async def every_operation(c: Any, change_id: Any) -> None:
     with pytest.raises(MemoryApiError) as bad_search:
         await c.search("x", limit=0)
     assert "limit" in bad_search.value.fields
+    with pytest.raises(MemoryApiError) as bad_batch:
+        await c.record_interactions([{"session_id": "s6"}])
+    assert bad_batch.value.status == 400 and "messages" in bad_batch.value.fields["interactions"]["0"]
 
     assert (await c.forget_user("u1"))["user_id"] == "u1"
 

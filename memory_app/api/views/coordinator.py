@@ -87,6 +87,17 @@ STORED_EXAMPLE = OpenApiExample(
     response_only=True,
     status_codes=["201"],
     value={
+        "session": {
+            "session_id": "s1",
+            "user_id": "u1",
+            "agent_id": "",
+            "summary": "",
+            "trimmed_count": 0,
+            "token_count": 41,
+            "created_at": "2023-05-08T13:56:00Z",
+            "updated_at": "2023-05-08T13:57:00Z",
+        },
+        "trimmed_now": 0,
         "extraction_method": "rules",
         "memories": [
             {
@@ -102,6 +113,7 @@ STORED_EXAMPLE = OpenApiExample(
                 "source_message_ids": ["D1:3"],
             }
         ],
+        "procedure": None,
         "warnings": [],
     },
 )
@@ -162,16 +174,39 @@ class ContextAllApi(APIView):
                 },
             ),
             OpenApiExample(
-                "token report",
+                "a budgeted answer with its token report",
                 response_only=True,
                 value={
+                    "short_term": None,
+                    "episodic": {
+                        "formatted": "- (7 May 2023) Caroline went to a LGBTQ support group",
+                        "count": 1,
+                        "tokens": 14,
+                        "memories": [
+                            {
+                                "id": 42,
+                                "text": "Caroline went to a LGBTQ support group",
+                                "score": 0.83,
+                                "category": "",
+                                "created_at": "2023-05-08T13:56:00Z",
+                                "event_date": "2023-05-07T00:00:00Z",
+                                "said_at": "2023-05-08T13:56:00Z",
+                                "member_ids": [],
+                            }
+                        ],
+                    },
+                    "semantic": None,
+                    "procedural": None,
+                    "counts": {"episodic": 1},
+                    "formatted": "Episodes:\n- (7 May 2023) Caroline went to a LGBTQ support group",
+                    "errors": [],
                     "max_tokens": 1000,
                     "tokens": {
                         "short_term": 0,
                         "semantic": 0,
-                        "episodic": 412,
+                        "episodic": 14,
                         "procedural": 0,
-                        "total": 412,
+                        "total": 18,
                     },
                 },
             ),

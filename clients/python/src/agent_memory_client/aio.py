@@ -115,10 +115,14 @@ class AsyncMemoryClient(ClientBase):
         )
 
     async def record_interaction(
-        self, session_id: str, user_message: str, **options: Unpack[r.InteractionOptions]
+        self, session_id: str, user_message: str | None = None, **options: Unpack[r.InteractionOptions]
     ) -> m.Interaction:
-        json = body({"session_id": session_id, "user_message": user_message}, options)
+        json = body({"session_id": session_id}, {"user_message": user_message, **options})
         return cast(m.Interaction, await self._send(call("record_interaction", json=json)))
+
+    async def record_interactions(self, interactions: Sequence[r.InteractionInput]) -> m.InteractionBatch:
+        c = call("record_interactions", json={"interactions": list(interactions)})
+        return cast(m.InteractionBatch, await self._send(c))
 
     async def append_messages(
         self, session_id: str, messages: Sequence[r.SessionMessage], **options: Unpack[r.AppendOptions]

@@ -116,10 +116,14 @@ class MemoryClient(ClientBase):
         return cast(m.TurnContext, self._send(call("turn_context", json=body({"query": query}, options))))
 
     def record_interaction(
-        self, session_id: str, user_message: str, **options: Unpack[r.InteractionOptions]
+        self, session_id: str, user_message: str | None = None, **options: Unpack[r.InteractionOptions]
     ) -> m.Interaction:
-        json = body({"session_id": session_id, "user_message": user_message}, options)
+        json = body({"session_id": session_id}, {"user_message": user_message, **options})
         return cast(m.Interaction, self._send(call("record_interaction", json=json)))
+
+    def record_interactions(self, interactions: Sequence[r.InteractionInput]) -> m.InteractionBatch:
+        c = call("record_interactions", json={"interactions": list(interactions)})
+        return cast(m.InteractionBatch, self._send(c))
 
     def append_messages(
         self, session_id: str, messages: Sequence[r.SessionMessage], **options: Unpack[r.AppendOptions]

@@ -13,6 +13,7 @@ Status = Literal["active", "superseded", "deleted"]
 Outcome = Literal["created", "merged_into", "superseded", "duplicate_of", "queued_for_review"]
 Mode = Literal["hybrid", "vector", "fulltext"]
 Role = Literal["user", "assistant", "system", "tool"]
+Extraction = Literal["auto", "llm", "rules"]
 
 
 class Memory(TypedDict):  # MemoryOutput
@@ -113,6 +114,8 @@ class TurnContext(TypedDict):  # ContextAllOutput
     counts: dict[str, int]
     formatted: str
     errors: list[PartError]
+    max_tokens: int  # the budget applied
+    tokens: dict[str, int]  # tokens of each part and of `formatted` ("total")
 
 
 class Session(TypedDict):  # SessionOutput
@@ -183,6 +186,10 @@ class StoredMemory(TypedDict):  # StoredMemory
     outcome: str
     memory_id: int
     embedding_pending: bool
+    user_id: str  # the user the memory was stored under
+    about: str  # the speaker the memory is about
+    event_date: str | None
+    source_message_ids: list[str]
 
 
 class Interaction(TypedDict):  # InteractionOutput
@@ -192,6 +199,10 @@ class Interaction(TypedDict):  # InteractionOutput
     memories: list[StoredMemory]
     procedure: Procedure | None
     warnings: list[str]
+
+
+class InteractionBatch(TypedDict):  # InteractionBatchOutput
+    results: list[Interaction]
 
 
 class LineageMemory(TypedDict):  # LineageMemory
@@ -301,6 +312,7 @@ COMPONENTS: dict[type, str] = {
     ProcedureSuggestion: "ProcedureSuggestOutput",
     StoredMemory: "StoredMemory",
     Interaction: "InteractionOutput",
+    InteractionBatch: "InteractionBatchOutput",
     LineageMemory: "LineageMemory",
     LineageChange: "LineageChange",
     LineageSuccessor: "LineageSuccessor",

@@ -23,6 +23,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "context": ("POST", "/api/v1/context"),
     "turn_context": ("POST", "/api/v1/context/all"),
     "record_interaction": ("POST", "/api/v1/interactions"),
+    "record_interactions": ("POST", "/api/v1/interactions/batch"),
     "append_messages": ("POST", "/api/v1/sessions/{session_id}/messages"),
     "get_session": ("GET", "/api/v1/sessions/{session_id}"),
     "delete_session": ("DELETE", "/api/v1/sessions/{session_id}"),

@@ -3,7 +3,7 @@ the server's default; the suite checks every key against the schema."""
 
 from typing import Any, Literal, Required, TypedDict
 
-from agent_memory_client.models import Kind, Mode, Role
+from agent_memory_client.models import Extraction, Kind, Mode, Role
 
 
 class MemoryFields(TypedDict, total=False):  # the fields a memory is stored and edited with
@@ -109,18 +109,35 @@ class TurnContextOptions(TypedDict, total=False):  # ContextAllInputRequest, wit
     short_term_limit: int
     episodic_limit: int
     semantic_limit: int
+    max_tokens: int
+
+
+class ConversationMessage(TypedDict, total=False):  # ChatMessageRequest
+    role: Required[Role]
+    content: Required[str]
+    speaker: str
+    timestamp: str | None
+    message_id: str
 
 
 class InteractionOptions(TypedDict, total=False):  # InteractionInputRequest, without session_id, user_message
+    messages: list[ConversationMessage]
     assistant_message: str
+    speakers: dict[str, str]
     user_id: str
     agent_id: str
     namespace: str
     extract: bool
+    extraction: Extraction | None
     query: str
     tool_sequence: list[str]
     execution_time_ms: float
     success_score: float
+
+
+class InteractionInput(InteractionOptions, total=False):  # InteractionInputRequest (one of a batch)
+    session_id: Required[str]
+    user_message: str
 
 
 class SessionMessage(TypedDict, total=False):  # MessageRequest
