@@ -46,10 +46,7 @@ def parse_memories(payload: dict[str, Any]) -> list[ExtractedMemory]:
             continue
         kind = item.get("kind") if item.get("kind") in {"episodic", "semantic"} else "episodic"
         event_type = item.get("type") if item.get("type") in EVENT_TYPES else "fact"
-        try:
-            confidence = min(max(float(item.get("confidence", 0.7)), 0.0), 1.0)
-        except (TypeError, ValueError):
-            confidence = 0.7
+        confidence = _confidence(item.get("confidence"))
         out.append(
             ExtractedMemory(
                 text=text,
@@ -123,10 +120,7 @@ def parse_conversation_memories(
         if not text or about not in speakers or not ids:
             continue
         source = new[ids[0]]
-        try:
-            confidence = min(max(float(item.get("confidence", 0.7)), 0.0), 1.0)
-        except (TypeError, ValueError):
-            confidence = 0.7
+        confidence = _confidence(item.get("confidence"))
         out.append(
             MemoryDraft(
                 text=text,
@@ -149,3 +143,13 @@ def extract_llm_conversation(messages: Sequence[ChatMessage], first: int = 0) ->
     """One chat call for the new messages messages[first:] (the earlier ones are context)."""
     payload = chat_json(system=CONVERSATION_SYSTEM, user=_transcript(messages, first))
     return parse_conversation_memories(payload, messages, first)
+
+
+def _confidence(value: object, default: float = 0.7) -> float:
+    """The model's confidence clamped to 0..1; anything that is not a number gets the default."""
+    if value is None:
+        return default
+    try:
+        return min(max(float(value), 0.0), 1.0)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
