@@ -7,12 +7,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.db import transaction
 from django.db.models import BinaryField, F, Func
 from django.utils import timezone
+from pgvector.django import MaxInnerProduct
 
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory, Tenant
@@ -149,22 +151,23 @@ def memory_search(
     if effective_mode in ("fulltext", "hybrid"):
         lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
-    rows = _load_rows(tenant=tenant, ids=ids)
-    ids = [i for i in ids if i in rows]
+    ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=embedding)
+    ids = [i for i in ids if i in ranking]
     cosine = {c.memory_id: 1.0 - c.score for c in vector}
-    if embedding is not None:  # rows found by full text only get their exact similarity too
-        for i in ids:
-            if i not in cosine and rows[i].embedding is not None:
-                cosine[i] = float(np.dot(np.asarray(rows[i].embedding, dtype=np.float32), embedding))
+    for i in ids:  # rows found by full text only get their exact similarity too
+        if i not in cosine and ranking[i].similarity is not None:
+            cosine[i] = ranking[i].similarity
     fused = _fuse(ids, cosine, lexical, effective_mode, opts)
 
-    ordered = [i for i in fusion.ranked(fused) if i in rows]
-    members = [rows[i] for i in ordered]
+    ordered = [i for i in fusion.ranked(fused) if i in ranking]
     base = np.array([fused[i] for i in ordered], dtype=np.float64)
-    scores = base * _time_and_feedback(members, opts)
+    scores = base * _time_and_feedback([ranking[i] for i in ordered], opts)
     order = np.argsort(-scores, kind="stable")[:fetch]
-    members = [members[i] for i in order]
-    scores = scores[order]
+    # Only the rows that can still be returned are loaded whole, with their vectors.
+    rows = _load_rows(tenant=tenant, ids=[ordered[i] for i in order])
+    kept = [i for i in order if ordered[i] in rows]
+    members = [rows[ordered[i]] for i in kept]
+    scores = scores[kept]
     lexical_scores = {c.memory_id: c.score for c in lexical}
     hits = _post_process(members, scores, opts, limit)
     for hit in hits:
@@ -180,6 +183,35 @@ def memory_search(
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
     }
     return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded)
+
+
+@dataclass(frozen=True)
+class RankingRow:
+    """What fusion, decay and feedback read of a candidate, without building a model instance."""
+
+    created_at: datetime
+    confidence: float
+    helpful_count: int
+    harmful_count: int
+    similarity: float | None  # inner product with the query (vectors are unit length)
+
+
+def _ranking_columns(
+    *, tenant: Tenant, ids: list[int], query_embedding: np.ndarray | None
+) -> dict[int, RankingRow]:
+    """The ranking inputs of every candidate as plain tuples: a search fuses ~200 candidates but
+    returns ten, and building 200 model instances with their vectors cost more than the ranking."""
+    qs = Memory.objects.filter(tenant=tenant, pk__in=ids)
+    columns = ["id", "created_at", "confidence", "helpful_count", "harmful_count"]
+    if query_embedding is not None:
+        # pgvector's <#> is the negative inner product, computed where the vector lies.
+        qs = qs.annotate(negative_ip=MaxInnerProduct("embedding", query_embedding))
+        columns.append("negative_ip")
+    out = {}
+    for row in qs.values_list(*columns):
+        similarity = None if len(row) == 5 or row[5] is None else -float(row[5])
+        out[row[0]] = RankingRow(row[1], row[2], row[3], row[4], similarity)
+    return out
 
 
 def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
@@ -201,7 +233,7 @@ def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
     return rows
 
 
-def _time_and_feedback(members: list[Memory], opts: ResolvedOptions) -> np.ndarray:
+def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
     from django.conf import settings
 
     if not members:
