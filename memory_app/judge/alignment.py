@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,13 @@ def content_spans(text: str) -> list[tuple[str, int, int, bool]]:
             continue
         spans.append((tn.stem(base), match.start(), match.end(), index > 0 and word[0].isupper()))
     return spans
+
+
+@lru_cache(maxsize=8192)
+def spelled(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The stems and name flags TokenEncoder gives a text, without running the model."""
+    spans = content_spans(text)
+    return tuple(s[0] for s in spans), tuple(s[3] for s in spans)
 
 
 def coverage(a: TextTokens, b: TextTokens) -> np.ndarray:
