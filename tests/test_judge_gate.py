@@ -157,3 +157,31 @@ def test_spelled_matches_what_the_token_encoder_records():
     stems, names = spelled("Caroline's dog Rex loves long walks")
     assert "rex" in stems and names[stems.index("rex")]
     assert judge_features.ALIGNMENT_BOUNDS.keys() <= FEATURES.keys()
+
+
+def test_a_text_the_sentence_model_embedded_is_not_run_again_for_the_judge(monkeypatch):
+    from memory_app.embeddings.local import local_embed
+    from memory_app.judge import alignment
+
+    encoder = alignment.TokenEncoder()
+    monkeypatch.setattr(alignment, "_encoder", encoder)
+    texts = ["Caroline went hiking with Melanie last May", "  Jon's dance studio opened in Paris."]
+    local_embed(texts)
+    fresh = alignment.TokenEncoder()._encode(texts)
+    found = encoder.tokens(texts)
+    assert encoder.encoded == 0
+    for text, tokens in zip(texts, found, strict=True):
+        assert tokens.stems == fresh[text].stems
+        assert np.allclose(tokens.vectors, fresh[text].vectors, atol=1e-5)
+
+
+def test_a_text_longer_than_the_token_window_is_encoded_by_the_judge_itself(monkeypatch):
+    from memory_app.embeddings.local import local_embed
+    from memory_app.judge import alignment
+
+    encoder = alignment.TokenEncoder(max_tokens=8)
+    monkeypatch.setattr(alignment, "_encoder", encoder)
+    long_text = "Melanie painted a sunset over the lake with her two kids last summer"
+    local_embed([long_text])
+    encoder.tokens([long_text])
+    assert encoder.encoded == 1
