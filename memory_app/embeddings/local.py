@@ -36,13 +36,19 @@ def local_model() -> Any:
 def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    vectors = local_model().encode(
-        texts,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
+    # The relation judge's word alignment reads this same forward pass's token vectors: kept, so
+    # the texts the store path embeds never run the model a second time.
+    from memory_app.judge.alignment import forward_pass_tokens
+
+    model = local_model()
+    with forward_pass_tokens(model, texts):
+        vectors = model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
     return np.asarray(vectors, dtype=np.float32)
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -74,6 +76,13 @@ def content_spans(text: str) -> list[tuple[str, int, int, bool]]:
     return spans
 
 
+@lru_cache(maxsize=8192)
+def spelled(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The stems and name flags TokenEncoder gives a text, without running the model."""
+    spans = content_spans(text)
+    return tuple(s[0] for s in spans), tuple(s[3] for s in spans)
+
+
 def coverage(a: TextTokens, b: TextTokens) -> np.ndarray:
     """For each content word of `a`, the similarity of its best counterpart in `b`.
 
@@ -112,16 +121,33 @@ class TokenEncoder:
     used text dropped first) and shared by the threads of one process.
     """
 
-    def __init__(self, max_texts: int = 8192, max_tokens: int = 128) -> None:
+    def __init__(self, max_texts: int = 8192, max_tokens: int = 128, max_offered: int = 1024) -> None:
         self.max_texts = max_texts
         self.max_tokens = max_tokens
+        self.max_offered = max_offered
         self._cache: OrderedDict[str, TextTokens] = OrderedDict()
+        # Texts the sentence model embedded (offer()): kept apart and bounded, so that search
+        # queries, which are never judged, cannot push judged texts out of the cache.
+        self._offered: OrderedDict[str, TextTokens] = OrderedDict()
         self._lock = threading.Lock()
+        self.encoded = 0  # texts this encoder ran the model for (for measurements)
+
+    def offer(self, found: dict[str, TextTokens]) -> None:
+        """Token vectors that a sentence-embedding forward pass computed anyway (`forward_pass_tokens`)."""
+        with self._lock:
+            for text, tokens in found.items():
+                if text not in self._cache:
+                    self._offered[text] = tokens
+                    self._offered.move_to_end(text)
+            while len(self._offered) > self.max_offered:
+                self._offered.popitem(last=False)
 
     def tokens(self, texts: Sequence[str]) -> list[TextTokens]:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        computed: dict[str, TextTokens] = {}
+            computed: dict[str, TextTokens] = {t: self._offered.pop(t) for t in missing if t in self._offered}
+            missing = [t for t in missing if t not in computed]
+            self.encoded += len(missing)
         for start in range(0, len(missing), 64):
             computed.update(self._encode(missing[start : start + 64]))
         with self._lock:
@@ -156,6 +182,34 @@ class TokenEncoder:
             hidden = model[0].auto_model(**batch).last_hidden_state.numpy()
         return {text: _word_vectors(text, hidden[i], offsets[i], mask[i]) for i, text in enumerate(texts)}
 
+    def from_forward_pass(
+        self, texts: Sequence[str], rows: list[tuple[Any, Any, Any]]
+    ) -> dict[str, TextTokens]:
+        """Content-word vectors of `texts` out of a sentence model's forward pass: `rows` are
+        (input_ids, attention_mask, token_embeddings) of each batch, padded. A text is taken only
+        when the pass read exactly the word pieces _encode() would give it (same ids, not
+        truncated), so its vectors are the ones the encoder would compute."""
+        from memory_app.embeddings.local import local_model
+
+        by_ids: dict[tuple[int, ...], np.ndarray] = {}
+        for input_ids, attention, hidden in rows:
+            ids, real, states = input_ids.numpy(), attention.numpy().astype(bool), hidden.detach().numpy()
+            for row in range(ids.shape[0]):
+                by_ids[tuple(int(i) for i in ids[row][real[row]])] = states[row]
+        # A text this long cannot fit max_tokens word pieces: not worth tokenizing again.
+        texts = [text for text in texts if len(text) <= 16 * self.max_tokens]
+        if not texts or not by_ids:
+            return {}
+        encoded = local_model().tokenizer(list(texts), return_offsets_mapping=True, truncation=False)
+        found = {}
+        for text, ids, offsets in zip(texts, encoded["input_ids"], encoded["offset_mapping"], strict=True):
+            states = by_ids.get(tuple(ids))
+            if states is None or len(ids) > self.max_tokens:
+                continue
+            n = len(ids)
+            found[text] = _word_vectors(text, states[:n], np.asarray(offsets), np.ones(n, dtype=bool))
+        return found
+
 
 def _word_vectors(text: str, hidden: np.ndarray, offsets: np.ndarray, mask: np.ndarray) -> TextTokens:
     spans = content_spans(text)
@@ -183,6 +237,37 @@ def token_encoder() -> TokenEncoder:
             if _encoder is None:
                 _encoder = TokenEncoder()
     return _encoder
+
+
+_capture = threading.local()
+_hooked: set[int] = set()
+
+
+def _keep_forward_pass(module: Any, args: Any, output: Any) -> None:
+    rows = getattr(_capture, "rows", None)
+    # The module's output is a BatchEncoding (a mapping, not a dict).
+    if rows is not None and isinstance(output, Mapping) and "token_embeddings" in output:
+        rows.append((output["input_ids"], output["attention_mask"], output["token_embeddings"]))
+
+
+@contextmanager
+def forward_pass_tokens(model: Any, texts: Sequence[str]) -> Iterator[None]:
+    """Around the sentence model's encode() of `texts`: hands the content-word vectors its forward
+    pass computes to the token encoder, so a text the store path embeds is never run again for the
+    judge. The sentence vectors themselves are untouched (a forward hook only reads the outputs)."""
+    transformer = model[0]
+    if id(transformer) not in _hooked:
+        with _encoder_lock:
+            if id(transformer) not in _hooked:
+                transformer.register_forward_hook(_keep_forward_pass)
+                _hooked.add(id(transformer))
+    _capture.rows = []
+    try:
+        yield
+        encoder = token_encoder()
+        encoder.offer(encoder.from_forward_pass(texts, _capture.rows))
+    finally:
+        _capture.rows = None
 
 
 def text_alignment(old: str, new: str, encoder: Any = None) -> Alignment:

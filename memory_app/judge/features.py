@@ -2,20 +2,40 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
 
-from memory_app.judge import reach
+from memory_app.judge import gate, reach
 from memory_app.judge import text_norm as tn
-from memory_app.judge.alignment import Alignment, text_alignment
+from memory_app.judge.alignment import Alignment, spelled, text_alignment
 
 # The features a fit uses, in this order; the calibration JSON names them and stores one weight
 # per name, so a calibration may use any subset of FEATURES below.
 FEATURE_NAMES: tuple[str, ...] = ("cover_min", "unmatched_words")
+
+
+class AlignmentDeferred(Exception):
+    """Raised instead of running the token model while alignment is deferred (`alignment_deferred`)."""
+
+
+_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("alignment_deferred", default=False)
+
+
+@contextmanager
+def alignment_deferred() -> Iterator[None]:
+    """Within this block reading a pair's alignment raises AlignmentDeferred unless it is known
+    already: how the gate finds which features need it, and the judge which texts to batch."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -50,7 +70,19 @@ class PairFacts:
     @cached_property
     def alignment(self) -> Alignment:
         """Word-level coverage both ways (runs the token model once per text, so only on demand)."""
+        if _DEFERRED.get():
+            raise AlignmentDeferred
         return text_alignment(self.old_text, self.new_text)
+
+    @cached_property
+    def alignment_bounds(self) -> gate.AlignmentBounds:
+        """What the alignment can be, from the words' spelling alone (no token model)."""
+        old_stems, old_names = spelled(self.old_text)
+        new_stems, new_names = spelled(self.new_text)
+        return gate.alignment_bounds(
+            gate.coverage_bounds(old_stems, old_names, new_stems),
+            gate.coverage_bounds(new_stems, new_names, old_stems),
+        )
 
     @property
     def number_conflict(self) -> bool:
@@ -109,6 +141,22 @@ class PairFacts:
         distance = default_distance if self.distance is None else self.distance
         return np.array([FEATURES[name](self, distance) for name in names], dtype=np.float64)
 
+    def intervals(self, default_distance: float, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Per feature, the range its value can take without running the token model: exact for
+        the features that do not read the alignment (or when it is known already), a range from
+        ALIGNMENT_BOUNDS for those that do, unbounded for one that reads it and has no entry there."""
+        distance = default_distance if self.distance is None else self.distance
+        lo, hi = np.empty(len(names)), np.empty(len(names))
+        for i, name in enumerate(names):
+            try:
+                with alignment_deferred():
+                    interval = gate.Interval.exact(FEATURES[name](self, distance))
+            except AlignmentDeferred:
+                bound = ALIGNMENT_BOUNDS.get(name)
+                interval = bound(self.alignment_bounds) if bound else gate.UNBOUNDED
+            lo[i], hi[i] = interval.lo, interval.hi
+        return lo, hi
+
 
 FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
     "distance": lambda f, d: d,
@@ -131,6 +179,20 @@ FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
     "unmatched": lambda f, d: math.log1p(f.alignment.unmatched),
     # Linear: each further word without a counterpart is as much evidence of another fact as the first.
     "unmatched_words": lambda f, d: float(f.alignment.unmatched),
+}
+
+# For each feature that reads the alignment: its range given the ranges of the alignment's fields.
+# Each is monotone in the fields it reads, so the ends of the ranges give the ends of its range.
+ALIGNMENT_BOUNDS: dict[str, Callable[[gate.AlignmentBounds], gate.Interval]] = {
+    "cover_min": lambda b: gate.Interval(
+        min(b.cover_old.lo, b.cover_new.lo), min(b.cover_old.hi, b.cover_new.hi)
+    ),
+    "cover_max": lambda b: gate.Interval(
+        max(b.cover_old.lo, b.cover_new.lo), max(b.cover_old.hi, b.cover_new.hi)
+    ),
+    "worst": lambda b: b.worst,
+    "unmatched": lambda b: gate.Interval(math.log1p(b.unmatched.lo), math.log1p(b.unmatched.hi)),
+    "unmatched_words": lambda b: b.unmatched,
 }
 
 

@@ -7,14 +7,22 @@ person can at most queue a pair as a possible duplicate, never merge it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-from memory_app.judge import reach
+from memory_app.judge import gate, reach
 from memory_app.judge import text_norm as tn
+from memory_app.judge.alignment import token_encoder
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.calibration import Calibration, load_calibration
-from memory_app.judge.features import PairFacts, cosine_distance, pair_facts
+from memory_app.judge.features import (
+    AlignmentDeferred,
+    PairFacts,
+    alignment_deferred,
+    cosine_distance,
+    pair_facts,
+)
 from memory_app.judge.policy import DISTINCT_SURE
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
@@ -30,6 +38,17 @@ def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
     z = (x - np.asarray(cal.mean)) / np.asarray(cal.scale)
     score = float(z @ np.asarray(cal.coef) + cal.intercept)
     return 1.0 / (1.0 + math.exp(-score))
+
+
+def duplicate_probability_bound(facts: PairFacts, cal: Calibration) -> float:
+    """An upper bound of duplicate_probability() that never runs the token model (judge/gate.py)."""
+    if not cal.coef:
+        return 0.0
+    lo, hi = facts.intervals(cal.default_distance, cal.feature_names)
+    score = gate.score_upper_bound(
+        lo, hi, mean=cal.mean, scale=cal.scale, coef=cal.coef, intercept=cal.intercept
+    )
+    return gate.probability_upper_bound(score)
 
 
 def vetoed(facts: PairFacts) -> str:
@@ -61,7 +80,11 @@ def vetoed(facts: PairFacts) -> str:
     return ""
 
 
-def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement:
+def judge_pair(
+    old: str, new: str, distance: float | None, cal: Calibration, *, gated: bool = True
+) -> Judgement:
+    """The relation of `new` to `old`. `gated=False` always computes the exact probability (the
+    gate's own tests compare both)."""
     if reach.surface(old) == reach.surface(new):
         return Judgement("duplicate", 1.0, reason="same text but for case and spacing")
     unreadable = reach.outside(old, new, cal.max_words)
@@ -85,13 +108,21 @@ def judge_pair(old: str, new: str, distance: float | None, cal: Calibration) -> 
         return Judgement("update", confidence, reason=veto)
     if facts.new_contains_old and not veto and not facts.name_swap:
         return Judgement("refine", SURE if distance is not None else LIKELY, reason="adds detail")
-    p = duplicate_probability(facts, cal)
+    slot_update = bool(veto) and facts.slot_swap and not other_subject
+    bound = duplicate_probability_bound(facts, cal) if gated else 1.0
+    if bound < cal.review_floor and (bound <= 0.5 or not slot_update):
+        # Even the best alignment leaves the pair below the floor (and a slot update at its 0.5
+        # minimum): every branch below gives the verdict the exact probability gives, so the token
+        # model is skipped. Only a distinct verdict's confidence is then the bound's, a lower one.
+        p = bound
+    else:
+        p = duplicate_probability(facts, cal)
     if distance is None:
         # Without vectors the model lacks its strongest input: never act on it, at most review.
         p = min(p, cal.review_below - 1e-6)
     if veto:
         p = min(p, cal.review_below - 1e-6)
-        if facts.slot_swap and not other_subject:
+        if slot_update:
             return Judgement("update", max(p, 0.5), reason=f"one slot changed; {veto}")
     if p >= cal.review_floor:
         return Judgement("duplicate", p, reason=veto or "paraphrase model")
@@ -114,12 +145,34 @@ class OfflineJudge:
 
     def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
         cal = self.calibration
-        return [
-            judge_pair(
-                c.text,
-                new.text,
-                c.distance if c.distance is not None else cosine_distance(new.embedding, c.embedding),
-                cal,
-            )
-            for c in candidates
-        ]
+        pairs = [(c.text, new.text, _distance(new, c)) for c in candidates]
+        prefetch_tokens(pairs, cal)
+        return [judge_pair(old, new_text, distance, cal) for old, new_text, distance in pairs]
+
+    def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None:
+        """Token vectors for every (new, old) pair that will need them, in one forward pass: for a
+        caller that judges many pairs one call at a time (load-time collapse)."""
+        prefetch_tokens([(old.text, new.text, _distance(new, old)) for new, old in pairs], self.calibration)
+
+
+def _distance(new: JudgeItem, old: JudgeItem) -> float | None:
+    return old.distance if old.distance is not None else cosine_distance(new.embedding, old.embedding)
+
+
+def needs_alignment(old: str, new: str, distance: float | None, cal: Calibration) -> bool:
+    """Whether judge_pair reads the word alignment for this pair: the rules and the gate decide
+    most pairs from the words' spelling alone."""
+    try:
+        with alignment_deferred():
+            judge_pair(old, new, distance, cal)
+    except AlignmentDeferred:
+        return True
+    return False
+
+
+def prefetch_tokens(pairs: Sequence[tuple[str, str, float | None]], cal: Calibration) -> None:
+    """One batched forward pass for all texts whose token vectors these pairs will read and the
+    encoder does not hold yet (one text costs ~16 ms alone, ~4.5 ms in a batch)."""
+    texts = [text for old, new, d in pairs if needs_alignment(old, new, d, cal) for text in (old, new)]
+    if texts:
+        token_encoder().tokens(texts)

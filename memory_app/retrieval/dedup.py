@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
-from memory_app.judge.merge import information, stands_for
+from memory_app.judge.merge import information, lost_facts, stands_for
 from memory_app.retrieval.clustering import cosine_distances, near_duplicate_groups
 
 MERGING_RELATIONS = frozenset({"duplicate", "refine"})
@@ -48,15 +48,32 @@ def dedup_groups(
     if n == 0:
         return []
     proposals = near_duplicate_groups(cosine_distances(embeddings), threshold=threshold)
+    # A member whose numbers or names the leader's text lacks can never join, whatever the judge
+    # says (stands_for), so only the other pairs are judged, and their token vectors (offline
+    # judge) are computed in one forward pass rather than one per pair.
+    judged = [
+        (proposal[0], index)
+        for proposal in proposals
+        for index in proposal[1:]
+        if _keeps_facts(texts[proposal[0]], texts[index])
+    ]
+    prefetch = getattr(judge, "prefetch", None)
+    unknown = [(a, b) for a, b in judged if _verdict_key(judge, texts, embeddings, a, b) not in _VERDICTS]
+    if prefetch is not None and unknown:
+        prefetch([_items(texts, embeddings, a, b) for a, b in unknown])
+    to_judge = set(judged)
     groups: list[DedupGroup] = []
     for proposal in proposals:
         leader, others = proposal[0], proposal[1:]
         kept = [leader]
         for index in others:
-            judgement = _judge_pair(judge, texts, embeddings, leader, index)
-            if judgement.confidence >= min_confidence and _stands_for(
-                texts[leader], texts[index], judgement.relation, _newer(texts, leader, index) == leader
-            ):
+            joins = False
+            if (leader, index) in to_judge:
+                judgement = _judge_pair(judge, texts, embeddings, leader, index)
+                joins = judgement.confidence >= min_confidence and _stands_for(
+                    texts[leader], texts[index], judgement.relation, _newer(texts, leader, index) == leader
+                )
+            if joins:
                 kept.append(index)
             else:
                 groups.append(DedupGroup(members=[index], text=texts[index]))
@@ -69,6 +86,21 @@ def dedup_groups(
 def _stands_for(kept: str, other: str, relation: str, kept_refines: bool) -> bool:
     return relation in MERGING_RELATIONS and stands_for(
         kept, other, relation=relation, kept_refines=kept_refines
+    )
+
+
+@lru_cache(maxsize=8192)
+def _keeps_facts(kept: str, other: str) -> bool:
+    """stands_for's condition that holds for every relation: no number or name of `other` lost."""
+    return not lost_facts(kept, other)
+
+
+def _items(texts: Sequence[str], embeddings: np.ndarray, a: int, b: int) -> tuple[JudgeItem, JudgeItem]:
+    """(new, old) as _judge_pair hands them to the judge."""
+    new = _newer(texts, a, b)
+    old = a if new == b else b
+    return JudgeItem(text=texts[new], embedding=embeddings[new]), JudgeItem(
+        text=texts[old], embedding=embeddings[old]
     )
 
 
@@ -93,6 +125,16 @@ def clear_verdict_cache() -> None:
     _VERDICTS.clear()
     _information.cache_clear()
     _stands_for.cache_clear()
+    _keeps_facts.cache_clear()
+
+
+def _verdict_key(
+    judge: RelationJudge, texts: Sequence[str], embeddings: np.ndarray, a: int, b: int
+) -> tuple[str, str, str, float]:
+    new = _newer(texts, a, b)
+    old = a if new == b else b
+    distance = float(1.0 - np.dot(embeddings[new], embeddings[old]))
+    return (getattr(judge, "name", type(judge).__name__), texts[new], texts[old], round(distance, 3))
 
 
 def _judge_pair(
@@ -101,8 +143,7 @@ def _judge_pair(
     """Judge two results with the more informative one as "new" (`_newer`)."""
     new = _newer(texts, a, b)
     old = a if new == b else b
-    distance = float(1.0 - np.dot(embeddings[new], embeddings[old]))
-    key = (getattr(judge, "name", type(judge).__name__), texts[new], texts[old], round(distance, 3))
+    key = _verdict_key(judge, texts, embeddings, a, b)
     cached = _VERDICTS.get(key)
     if cached is not None:
         _VERDICTS.move_to_end(key)

@@ -1,0 +1,187 @@
+"""The exact gate before the token model: pure bounds on arrays, and the gated judge against the
+ungated one (the gate may only skip work, never change a verdict)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_app.judge import features as judge_features
+from memory_app.judge import gate
+from memory_app.judge.alignment import MATCHED, TextTokens, align, coverage, spelled
+from memory_app.judge.calibration import Calibration, load_calibration
+from memory_app.judge.features import FEATURES, pair_facts
+from memory_app.judge.offline import judge_pair, needs_alignment
+
+finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
+# Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
+box_values = st.integers(min_value=1, max_value=4).flatmap(
+    lambda n: st.lists(finite, min_size=5 * n, max_size=5 * n)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=4).flatmap(lambda n: st.lists(finite, min_size=5 * n, max_size=5 * n))
+)
+def test_the_score_bound_is_the_largest_score_over_the_corners_of_the_box(values):
+    n = len(values) // 5
+    a, b, mean, coef, scale = (np.array(values[i * n : (i + 1) * n]) for i in range(5))
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    scale = np.abs(scale) + 0.1
+    bound = gate.score_upper_bound(lo, hi, mean=mean, scale=scale, coef=coef, intercept=0.3)
+    corners = [
+        0.3 + float(coef @ ((np.where(np.array(pick), hi, lo) - mean) / scale))
+        for pick in itertools.product([False, True], repeat=n)
+    ]
+    assert bound == pytest.approx(max(corners), abs=1e-9)
+
+
+def test_an_unbounded_feature_disables_the_gate_unless_its_weight_is_zero():
+    lo, hi = np.array([0.0, -math.inf]), np.array([1.0, math.inf])
+    weighted = gate.score_upper_bound(lo, hi, mean=[0, 0], scale=[1, 1], coef=[1.0, -0.5], intercept=0.0)
+    assert gate.probability_upper_bound(weighted) == 1.0
+    unweighted = gate.score_upper_bound(lo, hi, mean=[0, 0], scale=[1, 1], coef=[1.0, 0.0], intercept=0.0)
+    assert unweighted == pytest.approx(1.0)
+
+
+def _tokens(draw_stems: list[str], draw_names: list[bool], rng: np.random.Generator) -> TextTokens:
+    vectors = rng.standard_normal((len(draw_stems), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return TextTokens(stems=tuple(draw_stems), names=tuple(draw_names), vectors=vectors)
+
+
+words = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.booleans()), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words, words, st.integers(min_value=0, max_value=10_000))
+def test_spelling_bounds_contain_the_alignment_whatever_the_token_vectors(old_words, new_words, seed):
+    rng = np.random.default_rng(seed)
+    old = _tokens([w for w, _ in old_words], [n for _, n in old_words], rng)
+    new = _tokens([w for w, _ in new_words], [n for _, n in new_words], rng)
+    old_bounds = gate.coverage_bounds(old.stems, old.names, new.stems)
+    new_bounds = gate.coverage_bounds(new.stems, new.names, old.stems)
+    for exact, bounds in ((coverage(old, new), old_bounds), (coverage(new, old), new_bounds)):
+        assert np.all(bounds.lo <= exact + 1e-6) and np.all(exact <= bounds.hi + 1e-6)
+    found, box = align(old, new), gate.alignment_bounds(old_bounds, new_bounds)
+    for field in ("cover_old", "cover_new", "worst", "unmatched"):
+        interval = getattr(box, field)
+        assert interval.lo - 1e-6 <= getattr(found, field) <= interval.hi + 1e-6, field
+
+
+def test_a_missing_name_is_a_sure_miss_and_a_shared_stem_a_sure_match():
+    bounds = gate.coverage_bounds(("tim", "hike", "park"), (True, False, False), ("hike", "mountain"))
+    assert list(bounds.hi) == [0.0, 1.0, 1.0]
+    assert list(bounds.lo) == [0.0, 1.0, 0.0]
+    box = gate.alignment_bounds(bounds, gate.coverage_bounds(("hike", "mountain"), (False, False), ("tim",)))
+    assert box.unmatched.lo == 1 and box.unmatched.hi == 4
+    assert MATCHED > 0.0
+
+
+def test_every_feature_that_reads_the_alignment_has_a_bound():
+    facts = pair_facts("Evan hikes in the park", "Evan likes hiking", 0.3)
+    for name in FEATURES:
+        lo, hi = facts.intervals(0.3, (name,))
+        assert math.isfinite(lo[0]) and math.isfinite(hi[0]), name
+
+
+def test_a_feature_that_reads_the_alignment_without_a_bound_is_unbounded(monkeypatch):
+    monkeypatch.setitem(FEATURES, "cover_squared", lambda f, d: f.alignment.cover_min**2)
+    facts = pair_facts("Tim hikes", "John swims", 0.3)
+    lo, hi = facts.intervals(0.3, ("cover_squared", "distance"))
+    assert lo[0] == -math.inf and hi[0] == math.inf
+    assert lo[1] == hi[1] == 0.3
+
+
+# A fitted-looking calibration whose only input is the count of unmatched words: two or more sure
+# misses (names the other side lacks) keep any pair below its floor.
+NAMES_CAL = Calibration(
+    model="test",
+    candidate_radius=0.6,
+    review_below=0.8,
+    review_floor=0.6,
+    feature_names=("unmatched_words", "distance"),
+    mean=(2.0, 0.3),
+    scale=(1.0, 0.1),
+    coef=(-3.0, -0.5),
+    intercept=1.0,
+)
+
+
+def test_the_gate_skips_the_token_model_when_no_alignment_can_reach_the_floor():
+    old, new = "Caroline went hiking with Melanie in May", "Caroline went hiking with Jon and Gina"
+    assert not needs_alignment(old, new, 0.3, NAMES_CAL)
+    assert needs_alignment(old, new, 0.3, replace(NAMES_CAL, coef=(-0.1, -0.5)))
+
+
+PAIRS = [
+    ("Caroline went hiking with Melanie", "Caroline went hiking with Jon and Gina"),
+    ("User likes hiking in the mountains", "User enjoys mountain hikes"),
+    ("Evan struggles to find his keys frequently", "Evan got a symbol that represents strength"),
+    ("Fred plays the guitar", "Fred now lives in Hamburg"),
+    ("Gina likes to sit by the window when flying", "Gina is afraid of heights"),
+    ("Maria shares a beach memory from Florida", "When Maria was younger, her family had money problems"),
+    ("User prefers dark mode in editors", "The user likes dark mode in their editor"),
+    ("Melanie painted a sunset with her kids", "Melanie and her children painted a sunset"),
+    ("Jon lost his job as a banker", "Jon decided to open a dance studio"),
+    ("Tim is reading a book about dragons", "Tim is reading a fantasy novel by Tolkien"),
+]
+
+
+@pytest.mark.parametrize("cal_name", ["committed", "names"])
+def test_the_gated_judge_gives_the_ungated_verdict_on_every_pair(cal_name):
+    cal = load_calibration("all-MiniLM-L6-v2") if cal_name == "committed" else NAMES_CAL
+    pair_facts.cache_clear()  # an alignment computed by an earlier test would make every bound exact
+    skipped = 0
+    for (old, new), distance in itertools.product(PAIRS, (0.1, 0.3, 0.5, None)):
+        gated_needs = needs_alignment(old, new, distance, cal)
+        gated, exact = judge_pair(old, new, distance, cal), judge_pair(old, new, distance, cal, gated=False)
+        assert (gated.relation, gated.reason) == (exact.relation, exact.reason), (old, new)
+        if gated.relation != "distinct":
+            assert gated.confidence == exact.confidence
+        else:
+            assert gated.confidence <= exact.confidence + 1e-9  # the bound's: never surer than exact
+        skipped += not gated_needs
+    if cal_name == "names":
+        assert skipped > 0  # the gate did fire on these pairs
+
+
+def test_spelled_matches_what_the_token_encoder_records():
+    stems, names = spelled("Caroline's dog Rex loves long walks")
+    assert "rex" in stems and names[stems.index("rex")]
+    assert judge_features.ALIGNMENT_BOUNDS.keys() <= FEATURES.keys()
+
+
+def test_a_text_the_sentence_model_embedded_is_not_run_again_for_the_judge(monkeypatch):
+    from memory_app.embeddings.local import local_embed
+    from memory_app.judge import alignment
+
+    encoder = alignment.TokenEncoder()
+    monkeypatch.setattr(alignment, "_encoder", encoder)
+    texts = ["Caroline went hiking with Melanie last May", "  Jon's dance studio opened in Paris."]
+    local_embed(texts)
+    fresh = alignment.TokenEncoder()._encode(texts)
+    found = encoder.tokens(texts)
+    assert encoder.encoded == 0
+    for text, tokens in zip(texts, found, strict=True):
+        assert tokens.stems == fresh[text].stems
+        assert np.allclose(tokens.vectors, fresh[text].vectors, atol=1e-5)
+
+
+def test_a_text_longer_than_the_token_window_is_encoded_by_the_judge_itself(monkeypatch):
+    from memory_app.embeddings.local import local_embed
+    from memory_app.judge import alignment
+
+    encoder = alignment.TokenEncoder(max_tokens=8)
+    monkeypatch.setattr(alignment, "_encoder", encoder)
+    long_text = "Melanie painted a sunset over the lake with her two kids last summer"
+    local_embed([long_text])
+    encoder.tokens([long_text])
+    assert encoder.encoded == 1
