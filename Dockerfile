@@ -1,4 +1,5 @@
-# The service image: web (gunicorn), Celery worker and beat all run from it (docker-compose.yml).
+# The service image: web (gunicorn), mcp (uvicorn, bin/serve-mcp), Celery worker and beat all run
+# from it (docker-compose.yml).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -23,7 +24,8 @@ RUN SECRET_KEY=collectstatic-only DATABASE_URL=postgres://unused@localhost/unuse
     python manage.py collectstatic --noinput
 
 USER app
-EXPOSE 8000
+# 8000: the REST API and admin (gunicorn); 8001: the MCP server (`bin/serve-mcp`, another command).
+EXPOSE 8000 8001
 # gthread workers, threads, timeouts and the model warm-up: project/gunicorn.conf.py (WEB_CONCURRENCY,
 # WEB_THREADS; docs/OPERATIONS.md "Web server").
 CMD ["gunicorn", "-c", "project/gunicorn.conf.py", "project.wsgi:application"]

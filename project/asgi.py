@@ -1,7 +1,9 @@
 """ASGI entry point: Django, with the MCP server's streamable HTTP transport at /mcp.
 
-Serve with `uvicorn project.asgi:application` (or `gunicorn project.asgi:application -k
-uvicorn_worker.UvicornWorker`); the WSGI entry point (project/wsgi.py) serves the REST API without /mcp.
+Served by bin/serve-mcp (uvicorn, port 8001) beside the REST API's WSGI server (project/wsgi.py
+under gunicorn or runserver, port 8000), which does not serve /mcp. This app answers the REST API
+too, but Django runs sync views under ASGI one at a time per process, so REST traffic belongs on
+the WSGI server: docs/OPERATIONS.md "MCP over HTTP".
 """
 
 import os
@@ -12,5 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 django_application = get_asgi_application()
 
 from memory_app.mcp.http import with_mcp  # noqa: E402  (needs the apps loaded above)
+from project.warmup import embedding_warmup  # noqa: E402
 
 application = with_mcp(django_application)
+embedding_warmup()

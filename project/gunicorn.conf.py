@@ -1,5 +1,8 @@
 """gunicorn settings for the API: `gunicorn -c project/gunicorn.conf.py project.wsgi:application`.
 
+The REST API and the admin (WSGI). The MCP server's streamable HTTP transport is an ASGI app and
+runs in its own uvicorn process beside this one (bin/serve-mcp, port 8001): docs/OPERATIONS.md.
+
 Threaded workers (gthread): a request spends much of its time waiting on PostgreSQL, so a few
 threads per process keep the CPU busy, and the threads of one process share one copy of the
 embedding model and its micro-batcher (concurrent requests are embedded in one forward pass).
@@ -14,7 +17,9 @@ import os
 from typing import Any
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-worker_class = "gthread"
+# gthread, answering requests gunicorn itself refuses (malformed, oversized headers) with the
+# service's JSON error body instead of gunicorn's HTML page.
+worker_class = "project.server_errors.JsonErrorWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("WEB_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
@@ -29,13 +34,6 @@ os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
 
 
 def post_worker_init(worker: Any) -> None:
-    """Load the local embedding model before the worker takes requests, so the first request does
-    not pay the ~2 s load (EMBEDDING_WARMUP=false skips it)."""
-    if os.environ.get("EMBEDDING_WARMUP", "true").lower() in ("0", "false", "no", "off"):
-        return
-    from django.conf import settings
+    from project.warmup import embedding_warmup
 
-    if settings.EMBEDDING_PROVIDER == "local":
-        from memory_app.embeddings.local import local_embed
-
-        local_embed(["warm-up"])
+    embedding_warmup()

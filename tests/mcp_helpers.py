@@ -1,22 +1,23 @@
 """Drives the MCP server with the SDK's own client, over stdio (a `manage.py mcp_server` subprocess
-on the test database) and over streamable HTTP (uvicorn serving project.asgi's app in a thread)."""
+on the test database) and over streamable HTTP (bin/serve-mcp, the served uvicorn process)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+import httpx
 import httpx2
-import uvicorn
 from django.conf import settings
 from django.db import connection
 from mcp import Client
@@ -30,25 +31,33 @@ T = TypeVar("T")
 ROOT = Path(settings.BASE_DIR)
 
 
-def stdio_client(tenant_slug: str) -> Client:
-    """A client that starts `manage.py mcp_server --tenant SLUG` against this test run's database."""
+def served_env() -> dict[str, str]:
+    """The environment of a server process (`manage.py mcp_server`, bin/serve-mcp, gunicorn) on this
+    test run's database, with production settings (DEBUG off, tasks inline)."""
     db = connection.settings_dict
     url = f"postgresql://{quote(db['USER'] or '')}@{quote(db['HOST'] or '', safe='')}/{db['NAME']}"
     if db.get("PORT"):
         url = url.replace(f"/{db['NAME']}", f":{db['PORT']}/{db['NAME']}")
-    env = {
+    return {
         **os.environ,
         "DATABASE_URL": url,
         "DJANGO_SETTINGS_MODULE": "project.settings",
         "SECRET_KEY": "test-only-secret-key",
         "ENV_FILE": "",
+        "DEBUG": "false",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "CELERY_BROKER_URL": "",
         "LOG_LEVEL": "warning",
         "PGVECTOR_CHECK": "false",
     }
+
+
+def stdio_client(tenant_slug: str) -> Client:
+    """A client that starts `manage.py mcp_server --tenant SLUG` against this test run's database."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["manage.py", "mcp_server", "--tenant", tenant_slug],
-        env=env,
+        env=served_env(),
         cwd=str(ROOT),
     )
     return Client(params, read_timeout_seconds=120)
@@ -68,28 +77,47 @@ def _free_port() -> int:
 
 
 @contextmanager
-def asgi_server() -> Iterator[str]:
-    """project.asgi's application (Django + /mcp) under uvicorn in a thread; yields the base URL."""
-    from django.core.asgi import get_asgi_application
-
-    from memory_app.mcp.http import with_mcp
-
-    port = _free_port()
-    config = uvicorn.Config(
-        with_mcp(get_asgi_application()), host="127.0.0.1", port=port, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
+def server_process(command: list[str], env: dict[str, str]) -> Iterator[str]:
+    """Starts a server the way bin/serve and docker-compose do, on a free port of 127.0.0.1 (`{port}`
+    in `command` and `env` values), waits for its liveness answer; yields the base URL."""
+    port = str(_free_port())
+    command = [part.replace("{port}", port) for part in command]
+    env = {key: value.replace("{port}", port) for key, value in env.items()}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, f"{command[0]} exited with status {process.returncode}"
+            assert time.monotonic() < deadline, f"{command} did not answer /api/v1/health"
+            try:
+                if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        yield base
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def mcp_process() -> AbstractContextManager[str]:
+    """bin/serve-mcp (project.asgi under uvicorn: /mcp, and the REST API) on this test database."""
+    env = {**served_env(), "MCP_HOST": "127.0.0.1", "MCP_PORT": "{port}"}
+    return server_process(["bash", str(ROOT / "bin" / "serve-mcp")], env)
+
+
+def gunicorn_process() -> AbstractContextManager[str]:
+    """The REST API's gunicorn with project/gunicorn.conf.py, one small worker, on this test database."""
+    env = {**served_env(), "WEB_CONCURRENCY": "1", "WEB_THREADS": "2", "EMBEDDING_WARMUP": "false"}
+    env |= {"GUNICORN_ACCESS_LOG": "", "GUNICORN_BIND": "127.0.0.1:{port}"}
+    command = [sys.executable, "-m", "gunicorn", "-c", "project/gunicorn.conf.py", "project.wsgi:application"]
+    return server_process(command, env)
 
 
 def in_thread(query: Callable[[], T]) -> Callable[[], T]:

@@ -1,5 +1,6 @@
-"""The MCP server through the SDK's own client, over stdio and streamable HTTP: every tool, the
-prompt and the resource, a second tenant that sees nothing, and bad arguments answered clearly."""
+"""The MCP server through the SDK's own client, over stdio and over streamable HTTP as it is served
+(bin/serve-mcp): every tool, the prompt and the resource, a second tenant that sees nothing, and bad
+arguments answered clearly."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from memory_app.models import Memory
 from tests.conftest import TenantClient
-from tests.mcp_helpers import TOOL_NAMES, asgi_server, data, error_of, http_client, in_thread, stdio_client
+from tests.mcp_helpers import TOOL_NAMES, data, error_of, http_client, in_thread, mcp_process, stdio_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -144,7 +145,8 @@ def test_stdio_refuses_an_unknown_tenant(tenant_a: TenantClient):
 def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
     tenant_a: TenantClient, tenant_b: TenantClient
 ):
-    with asgi_server() as base:
+    # the process bin/serve and docker-compose run for /mcp (bin/serve-mcp: uvicorn, project.asgi)
+    with mcp_process() as base:
         url = f"{base}/mcp"
         result = anyio.run(
             two_sessions, http_client(url, tenant_a.raw_key), http_client(url, tenant_b.raw_key)
