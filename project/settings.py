@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "memory_app.api.guard.ApiGuardMiddleware",
     # Serves collected static files (the admin's) from gunicorn in the container deployment.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Read-your-writes: a request that wrote reads from the primary (memory_app/db_routing.py).
+    "memory_app.db_routing.ReadYourWritesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -92,6 +94,24 @@ DATABASES = {
         check_pgvector=env_bool("PGVECTOR_CHECK", True),
     )
 }
+# Read replicas (streaming standbys of DATABASES["default"]): the read-only API paths use a healthy
+# one (memory_app/db_routing.py); a replica further behind than the lag limit, or down, is skipped.
+DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
+DATABASE_REPLICA_ALIASES: list[str] = []
+for _number, _url in enumerate(DATABASE_REPLICA_URLS):
+    _alias = f"replica_{_number}"
+    DATABASES[_alias] = database_config(url=_url, data_dir=EMBEDDED_PG_DIR, check_pgvector=False)
+    # Tests: the replica serves the primary's test database; Django neither creates nor flushes it.
+    DATABASES[_alias]["TEST"] = {"MIRROR": "default"}
+    # A replica that is down must cost a read little: it is skipped, not waited for.
+    DATABASES[_alias].setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
+    DATABASE_REPLICA_ALIASES.append(_alias)
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_float(
+    "DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0, minimum=0.0, maximum=3600.0
+)
+# How long a replica's measured state (lag, up or down) is reused before it is measured again.
+DATABASE_REPLICA_CHECK_SECONDS = env_float("DATABASE_REPLICA_CHECK_SECONDS", 2.0, minimum=0.0, maximum=300.0)
+DATABASE_ROUTERS = ["memory_app.db_routing.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- I18N, static ---------------------------------------------------------------------------

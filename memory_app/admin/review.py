@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from memory_app.admin.review_views import ClusterReviewViews
+from memory_app.db_routing import run_read
 from memory_app.models import ClusterMember, DuplicateCluster
 from memory_app.models.review import ClusterStatus
 from memory_app.services.actors import Actor
@@ -123,6 +124,19 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
             path("<int:cluster_id>/undo/", wrap(self.undo_view), name="memory_app_duplicatecluster_undo"),
         ]
         return custom + super().get_urls()
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        # Listing the queue only reads, so a replica within the lag limit may serve it (rendered inside
+        # the read block: the template's queries belong to it). A POST runs the bulk action: primary.
+        if request.method != "GET":
+            return super().changelist_view(request, extra_context)
+
+        def listing() -> HttpResponse:
+            response = super(DuplicateClusterAdmin, self).changelist_view(request, extra_context)
+            render = getattr(response, "render", None)
+            return render() if render is not None else response
+
+        return run_read(listing)
 
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None

@@ -29,8 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
+from memory_app.db_routing import read_alias, read_connection
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.selectors.search_types import Candidate, SearchFilters
@@ -133,7 +134,7 @@ def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
     statuses = "('active', 'superseded')" if filters.include_superseded else "('active')"
     clauses.append(f"status IN {statuses}")
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {MEMORY_TABLE} WHERE {' AND '.join(clauses)} LIMIT %s) s"
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, [*params, cap + 1])
         return int(cursor.fetchone()[0])
 
@@ -188,7 +189,7 @@ def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]
     if explain:
         sql = "EXPLAIN (COSTS OFF) " + sql
     if not local:
-        with connection.cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
     with _local_settings(local) as cursor:
@@ -205,16 +206,17 @@ def _local_settings(values: dict[str, str]) -> Iterator[Any]:
     """
     assignments = ", ".join("set_config(%s, %s, true)" for _ in values)
     params = [item for pair in values.items() for item in pair]
-    outer = connection.in_atomic_block
-    with transaction.atomic(savepoint=False):
-        savepoint = transaction.savepoint() if outer else None
+    alias = read_alias()
+    outer = read_connection().in_atomic_block
+    with transaction.atomic(using=alias, savepoint=False):
+        savepoint = transaction.savepoint(using=alias) if outer else None
         try:
-            with connection.cursor() as cursor:
+            with read_connection().cursor() as cursor:
                 cursor.execute(f"SELECT {assignments}", params)
                 yield cursor
         finally:
             if savepoint is not None:
-                transaction.savepoint_rollback(savepoint)
+                transaction.savepoint_rollback(savepoint, using=alias)
 
 
 def _statement(
@@ -295,7 +297,7 @@ def fulltext_candidates(
         f"WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where} "
         "ORDER BY rank DESC, m.id LIMIT %s"
     )
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(sql, [query, *params, k])
         rows = cursor.fetchall()
     return [Candidate(memory_id=row[0], score=float(row[1]), plan="fulltext") for row in rows]

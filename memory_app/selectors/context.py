@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from memory_app.db_routing import read_alias, replica_failure
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
@@ -237,11 +238,13 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
         if not getattr(request, f"include_{name}"):
             continue
         try:
-            with transaction.atomic():
+            with transaction.atomic(using=read_alias()):
                 found[name] = part(tenant, request)
         except ApplicationError as exc:
             result.errors.append({"part": name, "code": exc.code, "message": exc.message})
         except Exception as exc:  # one failed part (embedding provider, database) never fails the call
+            if replica_failure(exc):
+                raise  # run_read answers the whole call from the primary instead
             logger.warning("context part %s failed: %s", name, exc, exc_info=True)
             result.errors.append(
                 {"part": name, "code": "unavailable", "message": f"{type(exc).__name__}: {exc}"}

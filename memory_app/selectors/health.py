@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from memory_app.db_routing import replica_aliases, replicas_report
 from memory_app.embeddings.breaker import breaker
 from memory_app.embeddings.health import provider_state
 
@@ -54,6 +55,16 @@ def database_status() -> dict[str, Any]:
     }
 
 
+def replicas_status() -> dict[str, Any]:
+    """Run in a pool thread: each read replica's measured lag and state (memory_app/db_routing.py)."""
+    try:
+        replicas = replicas_report()
+    finally:
+        connections.close_all()
+    usable = all(replica["status"] == "ok" for replica in replicas)
+    return {"status": "ok" if usable else "degraded", "replicas": replicas}
+
+
 def broker_status() -> dict[str, Any]:
     if not settings.CELERY_BROKER_URL:
         return {"status": "inline", "detail": "no CELERY_BROKER_URL: tasks run inline"}
@@ -86,6 +97,8 @@ def readiness_report(*, detailed: bool) -> dict[str, Any]:
     error messages, an API key sees the error types only."""
     budget = settings.HEALTH_CHECK_TIMEOUT_SECONDS
     checks = {"database": database_status, "broker": broker_status}
+    if replica_aliases():
+        checks["replicas"] = replicas_status
     futures = {name: _pool.submit(_timed(check, detailed=detailed)) for name, check in checks.items()}
     deadline = time.monotonic() + budget
     report: dict[str, Any] = {}
@@ -105,9 +118,14 @@ def readiness_report(*, detailed: bool) -> dict[str, Any]:
     if not detailed:
         embedding["last_failure_reason"] = embedding["last_failure_reason"].split(":", 1)[0]
     report["embedding"] = embedding
+    replicas = report.pop("replicas", None)
+    if replicas is not None:
+        # A replica down or lagging costs capacity, not answers: reads fall back to the primary.
+        report["database"]["replicas"] = replicas.get("replicas", [replicas])
     database_ok = report["database"]["status"] == "ok"
     healthy = (
         database_ok
+        and (replicas is None or replicas["status"] == "ok")
         and report["broker"]["status"] in ("ok", "inline")
         and embedding["status"] in ("ok", "unknown")
     )

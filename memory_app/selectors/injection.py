@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
 
+from memory_app.db_routing import read_connection
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
@@ -49,7 +49,7 @@ def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 
 def _by_confidence(*, tenant: Tenant, filters: SearchFilters, k: int) -> list[Memory]:
     """The scope's most trusted rows: confidence, then net feedback, then newest."""
     where, params = filter_sql(tenant=tenant, filters=filters)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
             "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",

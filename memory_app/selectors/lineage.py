@@ -44,9 +44,9 @@ def _derived_from(tenant: Tenant, memory_id: int, depth: int, seen: set[int]) ->
         .prefetch_related(
             Prefetch(
                 "sources",
-                queryset=MemoryChangeSource.objects.select_related("memory").defer(
-                    "snapshot", "memory__embedding", "memory__search_vector"
-                ),
+                queryset=MemoryChangeSource.objects.filter(memory__tenant=tenant)
+                .select_related("memory")
+                .defer("snapshot", "memory__embedding", "memory__search_vector"),
             )
         )
         .order_by("created_at", "pk")
@@ -73,7 +73,10 @@ def _replaced_by(tenant: Tenant, memory: Memory) -> list[dict[str, Any]]:
         )
         link = (
             MemoryChangeSource.objects.filter(
-                memory_id=current.pk, change__result_id=successor.pk, change__undone_at__isnull=True
+                change__tenant=tenant,
+                memory_id=current.pk,
+                change__result_id=successor.pk,
+                change__undone_at__isnull=True,
             )
             .select_related("change")
             .order_by("-change__created_at")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, Q
 
+from memory_app.db_routing import read_connection
 from memory_app.models import DuplicateCluster, MaintenanceJob, Memory, MemoryChange, ReindexVector, Tenant
 from memory_app.models.review import ClusterStatus
 
@@ -53,7 +53,7 @@ def memory_stats(*, tenant: Tenant, top_scopes: int = 5) -> dict[str, Any]:
 
 def storage_stats() -> dict[str, int]:
     """Store-wide sizes (bytes) of the memory table and its indexes."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             "SELECT pg_total_relation_size(%s::regclass), pg_indexes_size(%s::regclass)",
             [Memory._meta.db_table, Memory._meta.db_table],

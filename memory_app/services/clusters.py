@@ -44,7 +44,9 @@ def _member_ids(cluster: DuplicateCluster) -> list[int]:
 
 def _active_member_ids(cluster: DuplicateCluster) -> list[int]:
     return list(
-        Memory.objects.filter(cluster_memberships__cluster=cluster, status=MemoryStatus.ACTIVE)
+        Memory.objects.filter(
+            tenant_id=cluster.tenant_id, cluster_memberships__cluster=cluster, status=MemoryStatus.ACTIVE
+        )
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -186,7 +188,9 @@ def cluster_mark_update(
     """The members are successive values of one attribute: the newest supersedes each older one."""
     cluster = _lock_pending(tenant, cluster_id)
     active = list(
-        Memory.objects.filter(cluster_memberships__cluster=cluster, status=MemoryStatus.ACTIVE)
+        Memory.objects.filter(
+            tenant_id=cluster.tenant_id, cluster_memberships__cluster=cluster, status=MemoryStatus.ACTIVE
+        )
         .defer("embedding", "search_vector")
         .order_by("created_at", "pk")
     )
@@ -244,7 +248,9 @@ def cluster_undo(*, tenant: Tenant, cluster_id: int, actor: Actor) -> DuplicateC
         raise not_found(f"Cluster {cluster_id}")
     if cluster.status == ClusterStatus.PENDING:
         raise ApplicationError(f"Cluster {cluster_id} is pending; there is nothing to undo.", code="conflict")
-    for change in cluster.changes.filter(undone_at__isnull=True).order_by("-created_at", "-pk"):
+    for change in cluster.changes.filter(tenant=tenant, undone_at__isnull=True).order_by(
+        "-created_at", "-pk"
+    ):
         memory_change_undo(tenant=tenant, change_id=change.pk, actor=actor)
     if cluster.resolved_at is not None:
         # Only the pairs this decision recorded; a pair kept apart earlier by another decision stays.

@@ -92,8 +92,8 @@ def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     DuplicateCluster.objects.filter(tenant=tenant, pk__in=cluster_ids).delete()
     admin_log_forget(Memory, ids)
     # Break superseded_by links inside the set first so the delete needs no per-row SET NULL.
-    Memory.objects.filter(pk__in=ids).update(superseded_by=None)
-    Memory.objects.filter(superseded_by__in=ids).update(superseded_by=None)
+    Memory.objects.filter(tenant=tenant, pk__in=ids).update(superseded_by=None)
+    Memory.objects.filter(tenant=tenant, superseded_by__in=ids).update(superseded_by=None)
     texts = set(Memory.objects.filter(tenant=tenant, pk__in=ids).values_list("text", flat=True))
     deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=ids).delete()
     embedding_cache_forget(tenant=tenant, texts=texts)

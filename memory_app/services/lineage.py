@@ -71,14 +71,14 @@ def _check_same_scope(rows: Sequence[Memory]) -> None:
         )
 
 
-def _retire_sql(ids: Sequence[int], *, by: int, now: dt.datetime) -> tuple[str, list[Any]]:
+def _retire_sql(tenant: Tenant, ids: Sequence[int], *, by: int, now: dt.datetime) -> tuple[str, list[Any]]:
     """Retire the sources in one UPDATE. A status change cannot be a HOT update (status is in
     memory_scope_idx), so each row is re-inserted into the B-tree and GIN indexes, but not into
     memory_embedding_hnsw, which holds active rows only."""
     return (
         f"UPDATE {Memory._meta.db_table} SET status = %s, superseded_by_id = %s, updated_at = %s "
-        "WHERE id = ANY(%s)",
-        [MemoryStatus.SUPERSEDED, by, now, list(ids)],
+        "WHERE tenant_id = %s AND id = ANY(%s)",
+        [MemoryStatus.SUPERSEDED, by, now, tenant.pk, list(ids)],
     )
 
 
@@ -124,7 +124,7 @@ def _result_vector(tenant: Tenant, text: str, same_text: Memory | None, incoming
         return embed_text(text, tenant=tenant)
     if same_text is incoming:
         return same_text.embedding
-    return vector_of(same_text.pk) if same_text.has_embedding else None
+    return vector_of(same_text.pk, tenant_id=same_text.tenant_id) if same_text.has_embedding else None
 
 
 # No savepoint of their own (as review_cluster_create): the write path calls them inside its
@@ -224,7 +224,7 @@ def memory_merge(
     # The sources' UPDATE first: it frees the unique text slot the result takes.
     execute_all(
         [
-            _retire_sql([m.pk for m in locked], by=result_id, now=now),
+            _retire_sql(tenant, [m.pk for m in locked], by=result_id, now=now),
             insert_rows,
             *_change_sql(change, snapshots),
         ]
@@ -267,7 +267,10 @@ def memory_supersede(
         now=now,
     )
     execute_all(
-        [_retire_sql([old.pk], by=new.pk, now=now), *_change_sql(change, {old.pk: memory_snapshot(old)})]
+        [
+            _retire_sql(tenant, [old.pk], by=new.pk, now=now),
+            *_change_sql(change, {old.pk: memory_snapshot(old)}),
+        ]
     )
     return mark_saved(change)
 
@@ -293,7 +296,7 @@ def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = 
         raise not_found(f"Change {change_id}")
     if change.undone_at is not None:
         raise ApplicationError(f"Change {change_id} was already undone.", code="conflict", status=409)
-    result = Memory.objects.select_for_update().get(pk=change.result_id)
+    result = Memory.objects.select_for_update().get(tenant=tenant, pk=change.result_id)
     if change.operation == ChangeOperation.MERGE and result.status != MemoryStatus.ACTIVE:
         later = result.superseded_by_id
         raise ApplicationError(
@@ -304,10 +307,10 @@ def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = 
         )
     now = timezone.now()
     if change.operation == ChangeOperation.MERGE:
-        Memory.objects.filter(pk=result.pk).update(status=MemoryStatus.DELETED, updated_at=now)
+        Memory.objects.filter(tenant=tenant, pk=result.pk).update(status=MemoryStatus.DELETED, updated_at=now)
     for source in change.sources.select_related(None).all():
         restored = {name: _restore_value(name, source.snapshot.get(name)) for name in RESTORED_FIELDS}
-        Memory.objects.filter(pk=source.memory_id).update(**restored)
+        Memory.objects.filter(tenant=tenant, pk=source.memory_id).update(**restored)
     change.undone_at = now
     change.undone_by = actor.user_or_none
     change.save(update_fields=["undone_at", "undone_by"])

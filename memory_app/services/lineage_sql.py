@@ -68,7 +68,10 @@ def lock_and_reserve(
     return rows, [int(i) for i in fetched[0][width + 1]], int(fetched[0][width + 2])
 
 
-def vector_of(memory_id: int) -> RawSQL:
+def vector_of(memory_id: int, *, tenant_id: int) -> RawSQL:
     """An INSERT value that copies a stored row's vector inside the database (the merge result keeps
     a source's text, so it keeps that source's vector: nothing to send or parse)."""
-    return RawSQL(f"(SELECT embedding FROM {Memory._meta.db_table} WHERE id = %s)", [memory_id])
+    return RawSQL(
+        f"(SELECT embedding FROM {Memory._meta.db_table} WHERE tenant_id = %s AND id = %s)",
+        [tenant_id, memory_id],
+    )

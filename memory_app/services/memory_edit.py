@@ -179,7 +179,9 @@ def memory_delete(*, tenant: Tenant, memory_id: int) -> None:
     if memory is None:
         raise not_found(f"Memory {memory_id}")
     if memory.status != MemoryStatus.DELETED:
-        Memory.objects.filter(pk=memory.pk).update(status=MemoryStatus.DELETED, updated_at=timezone.now())
+        Memory.objects.filter(tenant=tenant, pk=memory.pk).update(
+            status=MemoryStatus.DELETED, updated_at=timezone.now()
+        )
 
 
 @transaction.atomic
@@ -198,6 +200,6 @@ def memory_feedback(*, tenant: Tenant, memory_id: int, signal: str) -> Memory:
     else:
         confidence = Greatest(Value(0.0), F("confidence") * (1.0 - step))
         update = {"harmful_count": F("harmful_count") + 1, "confidence": confidence}
-    Memory.objects.filter(pk=memory.pk).update(**update, updated_at=timezone.now())
+    Memory.objects.filter(tenant=tenant, pk=memory.pk).update(**update, updated_at=timezone.now())
     memory.refresh_from_db()
     return memory

@@ -92,7 +92,7 @@ def _locked_session(*, tenant: Tenant, session_id: str, user_id: str, agent_id: 
         tenant=tenant, session_id=session_id, defaults={"user_id": user_id, "agent_id": agent_id}
     )
     # Appends to one session serialise on its row: positions and the trim stay consistent.
-    session = ConversationSession.objects.select_for_update().get(pk=session.pk)
+    session = ConversationSession.objects.select_for_update().get(tenant=tenant, pk=session.pk)
     if user_id and session.user_id and session.user_id != user_id:
         raise ApplicationError(
             f"Session {session_id} belongs to another user.",

@@ -164,7 +164,7 @@ def _duplicate_of(tenant: Tenant, existing: Memory, item: MemoryInput) -> StoreO
     topics = sorted(set(existing.topics) | set(item.topics))
     entities = sorted(set(existing.entities) | set(item.entities))
     if topics != sorted(existing.topics) or entities != sorted(existing.entities):
-        Memory.objects.filter(pk=existing.pk).update(
+        Memory.objects.filter(tenant=tenant, pk=existing.pk).update(
             topics=topics, entities=entities, updated_at=timezone.now()
         )
     return StoreOutcome(outcome="duplicate_of", memory_id=existing.pk, relation="duplicate", confidence=1.0)

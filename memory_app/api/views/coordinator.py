@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
@@ -10,6 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.consistency import (
+    CONSISTENCY_PARAMETER,
+    ConsistencyParamsSerializer,
+    read_with_consistency,
+)
 from memory_app.api.conversation_serializers import (
     InteractionBatchInputSerializer,
     InteractionInputSerializer,
@@ -18,6 +25,7 @@ from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
+from memory_app.db_routing import run_read
 from memory_app.selectors.context import ContextRequest, context_all
 from memory_app.selectors.stats import stats_get
 from memory_app.services.interactions import InteractionInput, interaction_store
@@ -161,6 +169,7 @@ class ContextAllApi(APIView):
         )
 
     @extend_schema(
+        parameters=[CONSISTENCY_PARAMETER],
         request=ContextAllInputSerializer,
         responses={200: ContextAllOutputSerializer, 400: ErrorSerializer},
         examples=[
@@ -215,8 +224,13 @@ class ContextAllApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.ContextAllInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = context_all(tenant=tenant_of(request), request=ContextRequest(**data.validated_data))
-        return Response(self.ContextAllOutputSerializer(result).data)
+        tenant = tenant_of(request)
+
+        def context() -> Any:
+            result = context_all(tenant=tenant, request=ContextRequest(**data.validated_data))
+            return self.ContextAllOutputSerializer(result).data
+
+        return Response(read_with_consistency(request, context))
 
 
 class InteractionsApi(APIView):
@@ -282,7 +296,7 @@ class InteractionsBatchApi(APIView):
 class StatsApi(APIView):
     """`GET /api/v1/stats?user_id=&session_id=`: counts per kind, procedures, sessions, review backlog."""
 
-    class StatsParamsSerializer(StrictSerializer):
+    class StatsParamsSerializer(ConsistencyParamsSerializer):
         user_id = serializers.CharField(required=False, max_length=255)
         session_id = serializers.CharField(required=False, max_length=255)
 
@@ -295,10 +309,14 @@ class StatsApi(APIView):
         review_backlog = serializers.IntegerField()
 
     @extend_schema(
-        parameters=[StatsParamsSerializer], responses={200: StatsOutputSerializer, 400: ErrorSerializer}
+        parameters=[StatsParamsSerializer, CONSISTENCY_PARAMETER],
+        responses={200: StatsOutputSerializer, 400: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         params = self.StatsParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        report = stats_get(tenant=tenant_of(request), **params.validated_data)
+        values = dict(params.validated_data)
+        consistency = values.pop("consistency")
+        tenant = tenant_of(request)
+        report = run_read(lambda: stats_get(tenant=tenant, **values), consistency=consistency)
         return Response(self.StatsOutputSerializer(report).data)

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsSerializer
 from memory_app.api.errors import flatten_errors
 from memory_app.api.pagination import IdCursorPagination
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, MemoryPageSerializer
@@ -18,7 +19,7 @@ from memory_app.api.store_serializers import (
     StoreOptionsSerializer,
     StoreOutcomeSerializer,
 )
-from memory_app.api.strict import StrictSerializer
+from memory_app.db_routing import run_read
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
@@ -27,7 +28,7 @@ from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 
-class MemoryListFilterSerializer(StrictSerializer):
+class MemoryListFilterSerializer(ConsistencyParamsSerializer):
     user_id = serializers.CharField(required=False, max_length=255)
     agent_id = serializers.CharField(required=False, max_length=255)
     namespace = serializers.CharField(required=False, max_length=255)
@@ -126,6 +127,7 @@ class MemoryCollectionApi(APIView):
         ),
         parameters=[
             MemoryListFilterSerializer,
+            CONSISTENCY_PARAMETER,
             OpenApiParameter("cursor", str, description="opaque cursor from `next` or `previous`"),
             OpenApiParameter("page_size", int, description="rows per page (default API_PAGE_SIZE)"),
         ],
@@ -137,12 +139,17 @@ class MemoryCollectionApi(APIView):
         data = dict(params.validated_data)
         if data.get("status") == "any":
             data["status"] = None
+        consistency = data.pop("consistency")
         tenant = tenant_of(request)
-        qs = memory_list(tenant=tenant, filters=MemoryFilters(**data))
-        paginator = IdCursorPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        memory_supersedes_attach(tenant=tenant, memories=page)
-        return paginator.get_paginated_response(MemoryOutputSerializer(page, many=True).data)
+
+        def page() -> Response:
+            qs = memory_list(tenant=tenant, filters=MemoryFilters(**data))
+            paginator = IdCursorPagination()
+            rows = paginator.paginate_queryset(qs, request, view=self)
+            memory_supersedes_attach(tenant=tenant, memories=rows)
+            return paginator.get_paginated_response(MemoryOutputSerializer(rows, many=True).data)
+
+        return run_read(page, consistency=consistency)
 
     @extend_schema(
         summary="Store memories with deduplication",

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
 from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
@@ -104,6 +105,7 @@ class MemorySearchApi(APIView):
             "`text` the group's merged text), DBSCAN `cluster` labels and MMR diversity. Options left out "
             "come from the agent's profile, then the SEARCH_* settings. Returned memories count as accessed."
         ),
+        parameters=[CONSISTENCY_PARAMETER],
         request=MemorySearchInputSerializer,
         responses={200: MemorySearchOutputSerializer},
         examples=[
@@ -129,22 +131,26 @@ class MemorySearchApi(APIView):
             **{key: values.get(key) for key in option_keys}, half_life_days=values.get("half_life_days")
         )
         tenant = tenant_of(request)
-        result = memory_search(
-            tenant=tenant,
-            query=values["query"],
-            filters=filters_from(values.get("filters") or {}),
-            limit=values["limit"],
-            mode=values["mode"],
-            options=options,
-        )
-        memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
-        body = {
-            "mode": result.mode,
-            "count": len(result.hits),
-            "results": result.hits,
-            "degraded": result.degraded,
-        }
-        return Response(self.MemorySearchOutputSerializer(body).data)
+
+        def search() -> dict[str, Any]:
+            result = memory_search(
+                tenant=tenant,
+                query=values["query"],
+                filters=filters_from(values.get("filters") or {}),
+                limit=values["limit"],
+                mode=values["mode"],
+                options=options,
+            )
+            memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
+            body = {
+                "mode": result.mode,
+                "count": len(result.hits),
+                "results": result.hits,
+                "degraded": result.degraded,
+            }
+            return self.MemorySearchOutputSerializer(body).data
+
+        return Response(read_with_consistency(request, search))
 
 
 class ContextFactSerializer(serializers.Serializer):
@@ -187,6 +193,7 @@ class ContextApi(APIView):
             "searched (dedup on); facts rank by similarity and confidence and are packed as `- fact` "
             "lines until `max_tokens` (counted with the `model`'s tokenizer) would be exceeded."
         ),
+        parameters=[CONSISTENCY_PARAMETER],
         request=ContextInputSerializer,
         responses={200: ContextOutputSerializer},
         examples=[
@@ -206,21 +213,25 @@ class ContextApi(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         tenant = tenant_of(request)
-        result = memory_context(
-            tenant=tenant,
-            filters=filters_from(values.get("filters") or {}),
-            query=values["query"],
-            messages=[dict(m) for m in values["messages"]],
-            user_turns=values["user_turns"],
-            max_tokens=values.get("max_tokens"),
-            model=values.get("model") or None,
-        )
-        memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
-        body = {
-            "context": result.text,
-            "tokens": result.tokens,
-            "query": result.query,
-            "facts": result.facts,
-            "degraded": list(result.degraded),
-        }
-        return Response(self.ContextOutputSerializer(body).data)
+
+        def context() -> dict[str, Any]:
+            result = memory_context(
+                tenant=tenant,
+                filters=filters_from(values.get("filters") or {}),
+                query=values["query"],
+                messages=[dict(m) for m in values["messages"]],
+                user_turns=values["user_turns"],
+                max_tokens=values.get("max_tokens"),
+                model=values.get("model") or None,
+            )
+            memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
+            body = {
+                "context": result.text,
+                "tokens": result.tokens,
+                "query": result.query,
+                "facts": result.facts,
+                "degraded": list(result.degraded),
+            }
+            return self.ContextOutputSerializer(body).data
+
+        return Response(read_with_consistency(request, context))

@@ -7,12 +7,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsSerializer
 from memory_app.api.serializers import ErrorSerializer
-from memory_app.api.strict import StrictSerializer
+from memory_app.db_routing import run_read
 from memory_app.selectors.embedding_stats import embedding_stats
 
 
-class EmbeddingStatsFilterSerializer(StrictSerializer):
+class EmbeddingStatsFilterSerializer(ConsistencyParamsSerializer):
     model = serializers.CharField(required=False, max_length=200)
 
 
@@ -42,11 +43,15 @@ class EmbeddingStatsApi(APIView):
     is its own; service-wide figures are for staff, in the admin and the commands)."""
 
     @extend_schema(
-        parameters=[EmbeddingStatsFilterSerializer],
+        parameters=[EmbeddingStatsFilterSerializer, CONSISTENCY_PARAMETER],
         responses={200: EmbeddingStatsOutputSerializer, 400: ErrorSerializer, 401: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
         params = EmbeddingStatsFilterSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        rows = embedding_stats(tenant=tenant_of(request), model=params.validated_data.get("model"))
+        tenant, model = tenant_of(request), params.validated_data.get("model")
+        rows = run_read(
+            lambda: embedding_stats(tenant=tenant, model=model),
+            consistency=params.validated_data["consistency"],
+        )
         return Response(EmbeddingStatsOutputSerializer({"models": [r.as_dict() for r in rows]}).data)

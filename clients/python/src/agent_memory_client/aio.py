@@ -103,15 +103,34 @@ class AsyncMemoryClient(ClientBase):
     async def undo_change(self, change_id: int) -> m.ChangeUndo:
         return cast(m.ChangeUndo, await self._send(call("undo_change", path={"change_id": change_id})))
 
-    async def search(self, query: str, **options: Unpack[r.SearchOptions]) -> m.SearchResult:
-        return cast(m.SearchResult, await self._send(call("search", json=body({"query": query}, options))))
-
-    async def context(self, **options: Unpack[r.ContextOptions]) -> m.Context:
-        return cast(m.Context, await self._send(call("context", json=body({}, options))))
-
-    async def turn_context(self, query: str, **options: Unpack[r.TurnContextOptions]) -> m.TurnContext:
+    async def search(
+        self, query: str, *, consistency: r.Consistency | None = None, **options: Unpack[r.SearchOptions]
+    ) -> m.SearchResult:
         return cast(
-            m.TurnContext, await self._send(call("turn_context", json=body({"query": query}, options)))
+            m.SearchResult,
+            await self._send(
+                call("search", params={"consistency": consistency}, json=body({"query": query}, options))
+            ),
+        )
+
+    async def context(
+        self, *, consistency: r.Consistency | None = None, **options: Unpack[r.ContextOptions]
+    ) -> m.Context:
+        return cast(
+            m.Context,
+            await self._send(call("context", params={"consistency": consistency}, json=body({}, options))),
+        )
+
+    async def turn_context(
+        self, query: str, *, consistency: r.Consistency | None = None, **options: Unpack[r.TurnContextOptions]
+    ) -> m.TurnContext:
+        return cast(
+            m.TurnContext,
+            await self._send(
+                call(
+                    "turn_context", params={"consistency": consistency}, json=body({"query": query}, options)
+                )
+            ),
         )
 
     async def record_interaction(
@@ -167,5 +186,10 @@ class AsyncMemoryClient(ClientBase):
     async def stats(self, **filters: Unpack[r.StatsFilters]) -> m.Stats:
         return cast(m.Stats, await self._send(call("stats", params=filters)))
 
-    async def embedding_stats(self, *, model: str | None = None) -> m.EmbeddingStats:
-        return cast(m.EmbeddingStats, await self._send(call("embedding_stats", params={"model": model})))
+    async def embedding_stats(
+        self, *, model: str | None = None, consistency: r.Consistency | None = None
+    ) -> m.EmbeddingStats:
+        return cast(
+            m.EmbeddingStats,
+            await self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
+        )

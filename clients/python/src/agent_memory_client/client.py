@@ -106,14 +106,35 @@ class MemoryClient(ClientBase):
     def undo_change(self, change_id: int) -> m.ChangeUndo:
         return cast(m.ChangeUndo, self._send(call("undo_change", path={"change_id": change_id})))
 
-    def search(self, query: str, **options: Unpack[r.SearchOptions]) -> m.SearchResult:
-        return cast(m.SearchResult, self._send(call("search", json=body({"query": query}, options))))
+    def search(
+        self, query: str, *, consistency: r.Consistency | None = None, **options: Unpack[r.SearchOptions]
+    ) -> m.SearchResult:
+        return cast(
+            m.SearchResult,
+            self._send(
+                call("search", params={"consistency": consistency}, json=body({"query": query}, options))
+            ),
+        )
 
-    def context(self, **options: Unpack[r.ContextOptions]) -> m.Context:
-        return cast(m.Context, self._send(call("context", json=body({}, options))))
+    def context(
+        self, *, consistency: r.Consistency | None = None, **options: Unpack[r.ContextOptions]
+    ) -> m.Context:
+        return cast(
+            m.Context,
+            self._send(call("context", params={"consistency": consistency}, json=body({}, options))),
+        )
 
-    def turn_context(self, query: str, **options: Unpack[r.TurnContextOptions]) -> m.TurnContext:
-        return cast(m.TurnContext, self._send(call("turn_context", json=body({"query": query}, options))))
+    def turn_context(
+        self, query: str, *, consistency: r.Consistency | None = None, **options: Unpack[r.TurnContextOptions]
+    ) -> m.TurnContext:
+        return cast(
+            m.TurnContext,
+            self._send(
+                call(
+                    "turn_context", params={"consistency": consistency}, json=body({"query": query}, options)
+                )
+            ),
+        )
 
     def record_interaction(
         self, session_id: str, user_message: str | None = None, **options: Unpack[r.InteractionOptions]
@@ -163,5 +184,10 @@ class MemoryClient(ClientBase):
     def stats(self, **filters: Unpack[r.StatsFilters]) -> m.Stats:
         return cast(m.Stats, self._send(call("stats", params=filters)))
 
-    def embedding_stats(self, *, model: str | None = None) -> m.EmbeddingStats:
-        return cast(m.EmbeddingStats, self._send(call("embedding_stats", params={"model": model})))
+    def embedding_stats(
+        self, *, model: str | None = None, consistency: r.Consistency | None = None
+    ) -> m.EmbeddingStats:
+        return cast(
+            m.EmbeddingStats,
+            self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
+        )

@@ -36,7 +36,12 @@ class StoreOptions(TypedDict, total=False):  # query parameters of POST /memorie
     judge: Literal["offline", "llm"]
 
 
+# eventual: a read replica may answer; strong: the primary, which has every acknowledged write
+Consistency = Literal["eventual", "strong"]
+
+
 class ListFilters(TypedDict, total=False):  # query parameters of GET /memories
+    consistency: Consistency
     user_id: str
     agent_id: str
     namespace: str
@@ -164,5 +169,6 @@ class ForgetOptions(TypedDict, total=False):  # query parameters of DELETE /user
 
 
 class StatsFilters(TypedDict, total=False):  # query parameters of GET /stats
+    consistency: Consistency
     user_id: str
     session_id: str

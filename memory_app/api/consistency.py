@@ -1,0 +1,48 @@
+"""`consistency` on read operations: `eventual` (default) may be answered by a read replica,
+`strong` always by the primary (memory_app/db_routing.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
+from rest_framework import serializers
+from rest_framework.request import Request
+
+from memory_app.api.strict import StrictSerializer
+from memory_app.db_routing import CONSISTENCY_CHOICES, run_read
+
+T = TypeVar("T")
+
+CONSISTENCY_HELP = (
+    "`eventual` (default): may be answered by a read replica within DATABASE_REPLICA_MAX_LAG_SECONDS "
+    "of the primary. `strong`: answered by the primary, so it sees every write acknowledged before it."
+)
+
+CONSISTENCY_PARAMETER = OpenApiParameter(
+    "consistency",
+    str,
+    enum=list(CONSISTENCY_CHOICES),
+    default="eventual",
+    description=CONSISTENCY_HELP,
+    examples=[
+        OpenApiExample("read your own writes", value="strong"),
+        OpenApiExample("a replica may answer", value="eventual"),
+    ],
+)
+
+
+class ConsistencyParamsSerializer(StrictSerializer):
+    """The query parameters of a read operation that takes no others (a POST with a body)."""
+
+    consistency = serializers.ChoiceField(
+        choices=list(CONSISTENCY_CHOICES), required=False, default="eventual", help_text=CONSISTENCY_HELP
+    )
+
+
+def read_with_consistency(request: Request, fn: Callable[[], T]) -> T:
+    """Run the read of an operation whose only query parameter is `consistency` (a bad value is a 400)."""
+    checked = ConsistencyParamsSerializer(data=request.query_params)
+    checked.is_valid(raise_exception=True)
+    return run_read(fn, consistency=checked.validated_data["consistency"])
