@@ -20,6 +20,11 @@ MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ("I painted that two weeks ago.", "2023-04-24", "two weeks ago"),
         ("I love painting.", "2023-05-08", ""),  # no date named: the message's own day
         ("We may go now.", "2023-05-08", ""),  # "We" and "may" are words here, not dates
+        ("Yeah, last weekend I had a picnic.", "2023-05-06", "last weekend"),  # its Saturday
+        ("I'm hiking with some buddies this weekend.", "2023-05-13", "this weekend"),
+        ("Tomorrow's opening will be so much fun.", "2023-05-09", "Tomorrow"),
+        ("Hey John, this week's been really busy.", "2023-05-08", "this week"),
+        ("I read it recently.", "2023-05-08", ""),  # names no day: the message's own day
     ],
 )
 def test_relative_dates_resolve_against_the_message_time(text, day, expression):

@@ -55,6 +55,25 @@ def test_other_scopes_tenants_and_inactive_rows_are_never_candidates(exact):
     assert [n.memory_id for n in found] == [mine.pk]
 
 
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_memory_about_one_person_only_meets_memories_about_that_person(exact):
+    tenant = TenantFactory()
+    base = unit_vector(5)
+    MemoryFactory(tenant=tenant, user_id="u1", embedding=base, metadata={"about": "Melanie"})
+    MemoryFactory(tenant=tenant, user_id="u1", embedding=base)  # about nobody named
+    hers = MemoryFactory(
+        tenant=tenant, user_id="u1", embedding=at_distance(base, 0.2, 11), metadata={"about": "Caroline"}
+    )
+    found = scope_neighbours(
+        tenant=tenant, scope=SCOPE, embedding=base, k=5, radius=1.0, exact=exact, about="Caroline"
+    )
+    assert [n.memory_id for n in found] == [hers.pk]
+    # Without a person, every row of the scope is a candidate, as before.
+    assert (
+        len(scope_neighbours(tenant=tenant, scope=SCOPE, embedding=base, k=5, radius=1.0, exact=exact)) == 3
+    )
+
+
 def test_the_plan_follows_the_scope_size(settings):
     tenant = TenantFactory()
     base = unit_vector(4)

@@ -38,8 +38,14 @@ RELATIVE_DATE = re.compile(
 )
 
 
-# Relative, but naming no day: reported beside the dated expressions, not among them.
-VAGUE = re.compile(r"^(?:recently|lately)$", re.I)
+# Relative, but naming no day or calendar period: "recently", "lately", "the other day", and a count
+# that is not a number ("a few weeks ago", "a couple of days ago"). Reported beside the dated
+# expressions, not among them. Seasons ("last summer") do name a period and count as dated.
+VAGUE = re.compile(
+    r"^(?:recently|lately|(?:the\s+)?other\s+day|"
+    r"(?:a\s+)?(?:few|couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago)$",
+    re.I,
+)
 
 
 def session_messages(turns: list[Turn]) -> list[ChatMessage]:

@@ -5,6 +5,15 @@
 chat words that happen to be date abbreviations ("We" → Wednesday, "may" → May, "now"), so a match
 counts only if, function words aside, it holds a number or a word longer than three letters; and a
 bare year or month name ("2023", "May") is not taken as the event's date: it names a span, not a day.
+
+Two rewrites of the searched text, each for something dateparser does not read:
+- a possessive or contracted "'s" after a word ("Tomorrow's opening", "this week's been busy"): the
+  search then finds nothing at all, so the "'s" is dropped before searching;
+- "weekend" after last/this/next/past: dateparser has no weekend, so it is searched as that
+  weekend's Saturday (its first day; "last weekend" said on Monday 8 May is Saturday 6 May). The
+  expression recorded keeps the word "weekend".
+Vague spans ("recently", "the other day", "a few weeks ago") and seasons name no day and stay
+unresolved: the event date is then the message's own time, and no expression is recorded.
 """
 
 from __future__ import annotations
@@ -31,6 +40,20 @@ _TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
 
 
 _FRAGMENT = re.compile(r"[,;:.!?()\n]+|\s+-\s+")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.I)
+_WEEKEND = re.compile(r"\b(last|this|next|past)\s+weekend\b", re.I)
+_WEEKEND_AS = "saturday"
+
+
+def _searchable(fragment: str) -> str:
+    return _WEEKEND.sub(lambda m: f"{m.group(1)} {_WEEKEND_AS}", _POSSESSIVE.sub("", fragment))
+
+
+def _as_said(expression: str, fragment: str) -> str:
+    """The expression in the message's words: a weekend searched as its Saturday is a weekend."""
+    if _WEEKEND.search(fragment):
+        return re.sub(rf"\b{_WEEKEND_AS}\b", "weekend", expression, flags=re.I)
+    return expression
 
 
 @dataclass(frozen=True)
@@ -66,12 +89,13 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
         if not fragment.strip():
             continue
         try:
-            found = search_dates(fragment, languages=["en"], settings=settings)
+            found = search_dates(_searchable(fragment), languages=["en"], settings=settings)
         except Exception as exc:  # a parser failure costs the date, never the message
             logger.warning("date search failed: %s", exc)
             continue
         for expression, when in found or []:
             if _accepted(expression):
                 resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-                return EventDate(when=resolved, expression=_TRAILING_CONJUNCTION.sub("", expression.strip()))
+                said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), fragment)
+                return EventDate(when=resolved, expression=said)
     return EventDate(when=base.astimezone(UTC), expression="")

@@ -7,6 +7,11 @@ The plan depends on the scope's size (see "Vector search on this stack, measured
   locally in the caller's transaction, so the scope filter cannot starve the LIMIT.
 In both, the radius is applied outside the LIMIT: inside, an unsatisfiable radius would make the
 index scan walk tens of thousands of tuples.
+
+A memory about a named person (`metadata.about`, set by conversation ingestion) is only compared
+with memories about the same person: in one user's scope holding several speakers, "Melanie's kids
+love the park" and Caroline's message about the park are close in meaning but never the same memory,
+and a merge between them put one speaker's text under the other's name.
 """
 
 from __future__ import annotations
@@ -80,11 +85,14 @@ _ROWS = f"""
         WHERE n.distance <= %s ORDER BY n.distance, m.id"""
 
 
-def _exact_sql(table: str) -> str:
+_ABOUT_WHERE = " AND metadata->>'about' = %s"
+
+
+def _exact_sql(table: str, *, about: bool = False) -> str:
     return f"""
         WITH scope AS MATERIALIZED (
             SELECT id, embedding FROM {table}
-            WHERE {_SCOPE_WHERE} AND embedding IS NOT NULL
+            WHERE {_SCOPE_WHERE}{_ABOUT_WHERE if about else ""} AND embedding IS NOT NULL
         ), nearest AS (
             SELECT id, embedding <=> %s::vector AS distance FROM scope ORDER BY distance LIMIT %s
         )
@@ -92,11 +100,11 @@ def _exact_sql(table: str) -> str:
     """
 
 
-def _hnsw_sql(table: str) -> str:
+def _hnsw_sql(table: str, *, about: bool = False) -> str:
     return f"""
         WITH nearest AS MATERIALIZED (
             SELECT id, embedding <=> %s::vector AS distance FROM {table}
-            WHERE {_SCOPE_WHERE}
+            WHERE {_SCOPE_WHERE}{_ABOUT_WHERE if about else ""}
             ORDER BY embedding <=> %s::vector LIMIT %s
         )
         {_ROWS}
@@ -111,8 +119,10 @@ def scope_neighbours(
     k: int,
     radius: float,
     exact: bool | None = None,
+    about: str = "",
 ) -> list[Neighbour]:
-    """Up to k active rows of the scope with cosine distance <= radius, nearest first.
+    """Up to k active rows of the scope with cosine distance <= radius, nearest first; with `about`,
+    only rows whose `metadata.about` is that person.
 
     `exact=None` picks the plan from the scope's size; True/False force one (tests, benchmarks).
     Runs in the caller's transaction (the store's), or in one of its own: SET LOCAL needs one.
@@ -120,16 +130,18 @@ def scope_neighbours(
     if not connection.in_atomic_block:
         with transaction.atomic():
             return scope_neighbours(
-                tenant=tenant, scope=scope, embedding=embedding, k=k, radius=radius, exact=exact
+                tenant=tenant, scope=scope, embedding=embedding, k=k, radius=radius, exact=exact, about=about
             )
     table = Memory._meta.db_table
     if exact is None:
         exact = scope_is_small(tenant=tenant, scope=scope)
     literal = vector_literal(embedding)
-    scope_params = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
+    scope_params: list[object] = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
+    if about:
+        scope_params.append(about)
     with connection.cursor() as cursor:
         if exact:
-            cursor.execute(_exact_sql(table), [*scope_params, literal, k, radius])
+            cursor.execute(_exact_sql(table, about=bool(about)), [*scope_params, literal, k, radius])
         else:
             # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
             # Sent with the query in one round trip (the client-side-binding cursor allows several
@@ -137,7 +149,7 @@ def scope_neighbours(
             ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
             cursor.execute(
                 "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-                f"SET LOCAL hnsw.ef_search = {ef_search}; " + _hnsw_sql(table),
+                f"SET LOCAL hnsw.ef_search = {ef_search}; " + _hnsw_sql(table, about=bool(about)),
                 [literal, *scope_params, literal, k, radius],
             )
             while cursor.description is None and cursor.nextset():

@@ -49,6 +49,12 @@ def scope_of(item: MemoryInput) -> Scope:
     return Scope(user_id=item.user_id, namespace=item.namespace, kind=item.kind)
 
 
+def about_of(item: MemoryInput) -> str:
+    """The person a memory is about (conversation ingestion's `metadata.about`), "" when none."""
+    about = item.metadata.get("about") if isinstance(item.metadata, dict) else None
+    return about if isinstance(about, str) else ""
+
+
 def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
     """The scope's advisory-lock key, from the one formula in services.locks that compaction uses
     too, so the store path and compaction exclude each other."""
@@ -232,7 +238,12 @@ def _store_one(
     neighbours: list[Neighbour] = []
     if config.deduplicate and vector is not None:
         neighbours = scope_neighbours(
-            tenant=tenant, scope=scope_of(item), embedding=vector, k=config.k, radius=config.candidate_radius
+            tenant=tenant,
+            scope=scope_of(item),
+            embedding=vector,
+            k=config.k,
+            radius=config.candidate_radius,
+            about=about_of(item),
         )
     decision = None
     if neighbours:
