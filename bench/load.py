@@ -32,20 +32,17 @@ import argparse
 import asyncio
 import os
 import random
-import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
 from benchdb import log, use_database
+from served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "load.json"
@@ -108,19 +105,6 @@ def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
     return tenant, name
 
 
-def database_url(name: str) -> str:
-    from django.conf import settings
-
-    config = settings.DATABASES["default"]
-    if settings.DATABASE_URL:  # the same server and credentials, the bench database
-        from urllib.parse import urlsplit, urlunsplit
-
-        parts = urlsplit(settings.DATABASE_URL)
-        return urlunsplit(parts._replace(path=f"/{name}"))
-    host = quote(str(config["HOST"]), safe="")
-    return f"postgres://{config['USER']}@{host}:{config['PORT']}/{name}"
-
-
 def _proc_stats() -> list[tuple[int, int, int, float]]:
     """(pid, parent, process group, CPU seconds) of every process we can read."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -163,60 +147,17 @@ def embedded_postmaster() -> int | None:
         return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "ENV_FILE": "",
-        "DEBUG": "false",
-        "SECRET_KEY": "bench-only-secret-key",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_URL": url,
-        "CELERY_BROKER_URL": "",
-        "LOG_LEVEL": "warning",
-        "EMBEDDING_PROVIDER": "local",
-        "EMBEDDING_LOCAL_BATCHING": "true" if args.batching == "on" else "false",
-        "WEB_CONCURRENCY": str(args.workers),
-        "WEB_THREADS": str(args.threads),
-        "GUNICORN_ACCESS_LOG": "",
-    }
+    env = server_env(
+        url,
+        EMBEDDING_LOCAL_BATCHING="true" if args.batching == "on" else "false",
+        WEB_CONCURRENCY=str(args.workers),
+        WEB_THREADS=str(args.threads),
+        GUNICORN_ACCESS_LOG="",
+    )
     if args.torch_threads is not None:
         env["EMBEDDING_TORCH_THREADS"] = str(args.torch_threads)
-    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "project" / "gunicorn.conf.py")]
-    command += ["--bind", f"127.0.0.1:{port}", "project.wsgi:application"]
-    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
-
-
-def stop_server(server: subprocess.Popen[bytes]) -> None:
-    if server.poll() is None:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(10)
-
-
-async def wait_ready(base: str, server: subprocess.Popen[bytes], *, timeout: float = 180.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    async with httpx.AsyncClient(timeout=2.0) as client:
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                raise SystemExit(f"gunicorn exited with status {server.returncode}")
-            try:
-                if (await client.get(f"{base}/api/v1/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.25)
-    raise SystemExit("gunicorn did not answer /api/v1/health in time")
+    return start_gunicorn(env, port)
 
 
 def request_for(op: str, rng: random.Random, users: int, texts) -> tuple[str, dict]:  # type: ignore[no-untyped-def]

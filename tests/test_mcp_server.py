@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from memory_app.models import Memory
 from tests.conftest import TenantClient
 from tests.mcp_helpers import TOOL_NAMES, data, error_of, http_client, in_thread, mcp_process, stdio_client
+from tests.readme_snippets import readme_block
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -143,7 +144,7 @@ def test_stdio_refuses_an_unknown_tenant(tenant_a: TenantClient):
 
 
 def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
-    tenant_a: TenantClient, tenant_b: TenantClient
+    tenant_a: TenantClient, tenant_b: TenantClient, capsys: pytest.CaptureFixture[str]
 ):
     # the process bin/serve and docker-compose run for /mcp (bin/serve-mcp: uvicorn, project.asgi)
     with mcp_process() as base:
@@ -166,3 +167,14 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         # the REST API is served by the same ASGI application
         rest = httpx.get(f"{base}/api/v1/memories", headers={"Authorization": f"Bearer {tenant_a.raw_key}"})
         assert rest.status_code == 200 and rest.json()["results"] == []
+
+        # the README's Python snippet, pasted with this server's URL and a key
+        stored = tenant_a.client.post(
+            "/api/v1/memories", {"text": "User has a peanut allergy", "user_id": "u1"}, format="json"
+        )
+        assert stored.status_code == 201, stored.content
+        code = readme_block("python", "streamable_http_client")
+        pasted = code.replace("http://127.0.0.1:8001", base).replace("mem_...", tenant_a.raw_key)
+        exec(compile(pasted, "README.md", "exec"), {"__name__": "__main__"})
+        printed = capsys.readouterr().out
+        assert all(name in printed for name in TOOL_NAMES) and "User has a peanut allergy" in printed

@@ -293,3 +293,30 @@ def test_sync_and_async_clients_offer_the_same_operations_with_the_same_signatur
             inspect.signature(getattr(AsyncMemoryClient, name)),
         )
         assert list(sync.parameters.values()) == list(aio.parameters.values()), name
+
+
+@live
+def test_the_readme_agent_loop_runs_as_written(live_server, tenant_a, capsys):
+    from tests.readme_snippets import readme_block
+
+    code = readme_block("python", "from agent_memory_client import MemoryClient")
+    code = code.replace("http://127.0.0.1:8000", live_server.url).replace("mem_...", tenant_a.raw_key)
+    prompts: list[str] = []
+
+    def call_your_llm(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Try a chickpea curry."
+
+    with MemoryClient(live_server.url, tenant_a.raw_key, timeout=120) as memory:
+        # the live server's first request loads the embedding model; the snippet keeps the default timeout
+        memory.context(query="warm-up", filters={"user_id": "nobody"})
+    exec(compile(code, "README.md", "exec"), {"call_your_llm": call_your_llm})
+    assert len(prompts) == 2 and prompts[1].endswith("User: What should I cook tonight?")
+    with MemoryClient(live_server.url, tenant_a.raw_key) as memory:
+        session = memory.get_session("session-1")
+    assert [m["content"] for m in session["messages"]] == [
+        "I'm vegan, by the way.",
+        "Try a chickpea curry.",
+        "What should I cook tonight?",
+        "Try a chickpea curry.",
+    ]
