@@ -87,6 +87,7 @@ def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def
     from memory_app.selectors.context import ContextRequest, context_all
 
     latencies, tokens = [], []
+    phases: dict[str, list[float]] = {}
     for text in texts:
         began = time.perf_counter()
         result = context_all(
@@ -95,9 +96,13 @@ def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def
                 query=text, user_id=store_data.SCOPE["user_id"], session_id="bench-session"
             ),
         )
+        serialised = time.perf_counter()
         ContextAllApi.ContextAllOutputSerializer(result).data  # noqa: B018 - the response is part of the cost
-        latencies.append((time.perf_counter() - began) * 1000)
+        ended = time.perf_counter()
+        latencies.append((ended - began) * 1000)
         tokens.append(result.tokens["total"])
+        for phase, ms in {**result.timings_ms, "serialise": (ended - serialised) * 1000}.items():
+            phases.setdefault(phase, []).append(ms)
     return {
         "calls": len(texts),
         "p50_ms": round(statistics.median(latencies), 1),
@@ -105,6 +110,9 @@ def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def
         "mean_ms": round(statistics.fmean(latencies), 1),
         "mean_tokens": round(statistics.fmean(tokens), 1),
         "max_tokens_returned": max(tokens),
+        # p50 of each step on its own (they need not add up to the call's p50): the query embedding,
+        # each part ("episodic"), each search's steps ("episodic.lexical"), packing, serialising.
+        "phases_p50_ms": {name: round(statistics.median(ms), 2) for name, ms in phases.items()},
     }
 
 

@@ -112,6 +112,28 @@ def test_context_all_never_returns_more_than_max_tokens(tenant_a):
 
 
 @pytest.mark.django_db
+def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkeypatch):
+    import memory_app.embeddings as embeddings
+
+    tenant = tenant_a.tenant
+    memories_with_embeddings(tenant, ["User likes hiking in the Alps"], user_id="u1")
+    memories_with_embeddings(tenant, ["The Alps' highest peak is Mont Blanc"], kind="semantic")
+    embedded: list[str] = []
+    real = embeddings.embed_text
+
+    def counting(text, *, tenant):  # type: ignore[no-untyped-def]
+        embedded.append(text)
+        return real(text, tenant=tenant)
+
+    monkeypatch.setattr(embeddings, "embed_text", counting)
+    body = tenant_a.client.post(
+        "/api/v1/context/all", {"query": "hiking in the Alps", "user_id": "u1"}, format="json"
+    ).json()
+    assert body["counts"]["episodic"] == 1 and body["counts"]["semantic"] == 1
+    assert embedded == ["hiking in the Alps"]
+
+
+@pytest.mark.django_db
 def test_the_default_budget_applies_when_none_is_given(tenant_a, settings):
     settings.CONTEXT_ALL_MAX_TOKENS = 40
     memories_with_embeddings(

@@ -25,6 +25,9 @@ MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ("Tomorrow's opening will be so much fun.", "2023-05-09", "Tomorrow"),
         ("Hey John, this week's been really busy.", "2023-05-08", "this week"),
         ("I read it recently.", "2023-05-08", ""),  # names no day: the message's own day
+        # a duration, not a date
+        ("He was part of our family for 10 years and we miss him.", "2023-05-08", ""),
+        ("I started surfing five years ago.", "2018-05-08", "five years ago"),
     ],
 )
 def test_relative_dates_resolve_against_the_message_time(text, day, expression):

@@ -49,3 +49,29 @@ def test_the_conversations_replay_through_interactions_and_are_scored_per_budget
 def test_a_bad_conversation_range_is_a_clear_error():
     with pytest.raises(CommandError, match="--conversations"):
         call_command("evaluate_conversations", "--locomo", str(TINY), "--conversations", "a-b")
+
+
+@pytest.mark.django_db
+def test_date_resolution_tells_apart_messages_of_two_conversations_with_the_same_dia_id():
+    from memory_app.evaluation.conversations import date_resolution
+    from memory_app.evaluation.locomo import Question, Turn
+    from tests.factories import MemoryFactory, TenantFactory
+
+    tenant = TenantFactory()
+    turns = [Turn(c, 1, 0, "D1:1", "Ana", "I went hiking yesterday.", "", None) for c in (0, 1)]
+    questions = [Question(c, "When did Ana hike?", 2, frozenset({"D1:1"})) for c in (0, 1)]
+    # Only conversation 0's message got its date read from the text.
+    MemoryFactory(
+        tenant=tenant,
+        user_id="locomo-0",
+        metadata={"extracted_by": "message", "source_message_ids": ["D1:1"], "date_expression": "yesterday"},
+    )
+    MemoryFactory(
+        tenant=tenant,
+        user_id="locomo-1",
+        metadata={"extracted_by": "message", "source_message_ids": ["D1:1"]},
+    )
+    dates = date_resolution(tenant, turns, questions)
+    assert dates["evidence_messages_with_relative_date"] == 2
+    assert dates["resolved"] == 1
+    assert [(m["conversation"], m["dia_id"]) for m in dates["misses"]] == [(1, "D1:1")]

@@ -193,30 +193,47 @@ def ask(
 
 def date_resolution(tenant: Tenant, turns: list[Turn], questions: list[Question]) -> dict[str, Any]:
     """Of the evidence messages that hold a relative date expression, how many got an event date
-    read from the text (not just the message's own time); the misses are listed."""
-    evidence = set().union(*(q.evidence for q in questions)) if questions else set()
-    relative = {t.dia_id: t for t in turns if t.dia_id in evidence and RELATIVE_DATE.search(t.text)}
-    resolved: dict[str, str] = {}
-    rows = Memory.objects.filter(tenant=tenant, metadata__extracted_by="message").values_list(
-        "metadata__source_message_ids", "metadata__date_expression"
-    )
-    for ids, expression in rows:
+    read from the text (not just the message's own time); the misses are listed.
+
+    Dia ids repeat across conversations ("D1:3" is in every one), so a message is known by its
+    conversation and dia id, and a memory's conversation by its user."""
+    evidence = {(q.conversation, dia) for q in questions for dia in q.evidence}
+    relative = {
+        (t.conversation, t.dia_id): t
+        for t in turns
+        if (t.conversation, t.dia_id) in evidence and RELATIVE_DATE.search(t.text)
+    }
+    conversation_of = {user_of(c): c for c in {t.conversation for t in turns}}
+    resolved: dict[tuple[int, str], str] = {}
+    rows = Memory.objects.filter(
+        tenant=tenant, metadata__extracted_by="message", user_id__in=list(conversation_of)
+    ).values_list("user_id", "metadata__source_message_ids", "metadata__date_expression")
+    for user_id, ids, expression in rows:
         for dia in ids or []:
-            if dia in relative and expression:
-                resolved[dia] = expression
+            key = (conversation_of[user_id], dia)
+            if key in relative and expression:
+                resolved[key] = expression
     misses = []
-    for dia, turn in sorted(relative.items()):
-        if dia not in resolved:
+    for key, turn in sorted(relative.items()):
+        if key not in resolved:
             match = RELATIVE_DATE.search(turn.text)
-            misses.append({"dia_id": dia, "text": turn.text, "expression": match.group(0) if match else ""})
+            misses.append(
+                {
+                    "conversation": key[0],
+                    "dia_id": key[1],
+                    "text": turn.text,
+                    "expression": match.group(0) if match else "",
+                }
+            )
     vague = [m for m in misses if VAGUE.match(m["expression"])]
     dated = len(relative) - len(vague)
     return {
         "evidence_messages_with_relative_date": len(relative),
         "resolved": len(resolved),
         "share_resolved": round(len(resolved) / max(len(relative), 1), 4),
-        "vague_only": len(vague),  # "recently", "lately": no day to resolve
+        "vague_only": len(vague),  # "recently", "the other day", "a few weeks ago": no day named
         "share_resolved_of_dated": round(len(resolved) / max(dated, 1), 4),
+        "resolved_expressions": {f"{c}/{dia}": e for (c, dia), e in sorted(resolved.items())},
         "misses": misses,
     }
 

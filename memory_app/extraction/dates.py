@@ -35,6 +35,15 @@ _SPAN_ONLY = re.compile(
 )
 
 
+# A bare amount of time ("10 years" in "we had him for 10 years") is a duration, not a date:
+# dateparser reads it as that long ago, which dated a goodbye said last week to 2013.
+_DURATION = re.compile(
+    r"^(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)$",
+    re.I,
+)
+
+
 # dateparser's search keeps a conjunction it tried to join to a following date ("yesterday and").
 _TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
 
@@ -67,8 +76,12 @@ def _naive_utc(value: datetime) -> datetime:
 
 
 def _accepted(expression: str) -> bool:
-    words = expression.strip(" ,.;:!?")
-    if _SPAN_ONLY.match(words):
+    # dateparser's match may run on into the next words ("10 years and we"): judged without them.
+    kept = expression.strip(" ,.;:!?").split()
+    while kept and kept[-1].lower() in ENGLISH_STOP_WORDS:
+        kept.pop()
+    words = " ".join(kept)
+    if _SPAN_ONLY.match(words) or _DURATION.match(words):
         return False
     tokens = [t for t in re.findall(r"\w+", words.lower()) if t not in ENGLISH_STOP_WORDS]
     return any(len(t) > _SHORT or t.isdigit() for t in tokens)

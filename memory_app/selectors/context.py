@@ -10,12 +10,15 @@ than `max_tokens` tokens of formatted text and reports the tokens of each part.
 
 from __future__ import annotations
 
+import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 
@@ -58,6 +61,9 @@ class ContextResult:
     max_tokens: int = 0
     tokens: dict[str, int] = field(default_factory=dict)  # per part and "total"
     formatted: str = ""
+    # Milliseconds per step of this call (not part of the response): the query embedding, each
+    # part, each memory search's own steps ("episodic.rows"...), the packing.
+    timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -87,13 +93,37 @@ class Part:
         return list(range(len(self.lines) - 1, -1, -1)) if self.chronological else None
 
 
+@dataclass
+class Call:
+    """What the parts of one call share: the query embedded once (None: not yet, or it failed and
+    each search degrades on its own) and where the time went."""
+
+    embedding: np.ndarray | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
 def search_memories(
-    *, tenant: Tenant, query: str, filters: SearchFilters, limit: int
+    *,
+    tenant: Tenant,
+    query: str,
+    filters: SearchFilters,
+    limit: int,
+    call: Call | None = None,
+    part: str = "",
 ) -> list[dict[str, Any]]:
     """Ranked memories for the query through the search contract (memory_search)."""
     from memory_app.selectors.search import memory_search
 
-    result = memory_search(tenant=tenant, query=query, filters=filters, limit=limit)
+    result = memory_search(
+        tenant=tenant,
+        query=query,
+        filters=filters,
+        limit=limit,
+        query_embedding=call.embedding if call is not None else None,
+    )
+    if call is not None:
+        for phase, ms in result.stats.get("phases_ms", {}).items():
+            call.timings_ms[f"{part}.{phase}"] = ms
     rows = []
     for hit in result.hits:
         memory = getattr(hit, "memory", None)
@@ -135,7 +165,7 @@ def memory_line(row: dict[str, Any], *, with_category: bool) -> str:
     return f"- {prefix}{row['text']}{suffix}{category}"
 
 
-def _short_term(tenant: Tenant, req: ContextRequest) -> Part:
+def _short_term(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
     session = session_find(tenant=tenant, session_id=req.session_id) if req.session_id else None
     extra = {"summary": "", "trimmed_count": 0}
     if session is None:
@@ -172,27 +202,37 @@ def _limit(value: int | None, req: ContextRequest) -> int:
     return max(5, min(settings.CONTEXT_ALL_CANDIDATES, budget // 25))
 
 
-def _episodic(tenant: Tenant, req: ContextRequest) -> Part:
+def _episodic(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
     if not req.user_id:
         raise ApplicationError(
             "episodic memory needs a user_id", fields={"user_id": ["Required for episodic."]}
         )
     filters = SearchFilters(user_id=req.user_id, kind="episodic", namespace=req.namespace)
     rows = search_memories(
-        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.episodic_limit, req)
+        tenant=tenant,
+        query=req.query,
+        filters=filters,
+        limit=_limit(req.episodic_limit, req),
+        call=call,
+        part="episodic",
     )
     return _memories_part("What you know about the user", rows, with_category=False)
 
 
-def _semantic(tenant: Tenant, req: ContextRequest) -> Part:
+def _semantic(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
     filters = SearchFilters(user_id="", kind="semantic", namespace=req.namespace)
     rows = search_memories(
-        tenant=tenant, query=req.query, filters=filters, limit=_limit(req.semantic_limit, req)
+        tenant=tenant,
+        query=req.query,
+        filters=filters,
+        limit=_limit(req.semantic_limit, req),
+        call=call,
+        part="semantic",
     )
     return _memories_part("Relevant knowledge", rows, with_category=True)
 
 
-def _procedural(tenant: Tenant, req: ContextRequest) -> Part:
+def _procedural(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
     suggestion = procedure_suggest(tenant=tenant, query=req.query, user_id=req.user_id)
     proc = suggestion.procedure
     if proc is None:
@@ -219,8 +259,16 @@ def _procedural(tenant: Tenant, req: ContextRequest) -> Part:
     return part
 
 
+@functools.lru_cache(maxsize=16384)
+def _line_tokens(text: str) -> int:
+    """tiktoken's count, remembered per text: packing counts each candidate line up to three times
+    a call (its share, the flow of unused budget, the final trim), and the same memories come
+    back call after call. Exact, since a text's count never changes."""
+    return count_tokens(text)
+
+
 # In priority order: what a part leaves of its share goes first to the parts listed first.
-PARTS: dict[str, Callable[[Tenant, ContextRequest], Part]] = {
+PARTS: dict[str, Callable[[Tenant, ContextRequest, Call], Part]] = {
     "episodic": _episodic,
     "short_term": _short_term,
     "semantic": _semantic,
@@ -233,13 +281,22 @@ SHOWN = ("short_term", "semantic", "episodic", "procedural")
 def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     budget = settings.CONTEXT_ALL_MAX_TOKENS if request.max_tokens is None else request.max_tokens
     result = ContextResult(max_tokens=budget)
+    call = Call()
+    began = time.perf_counter()
+    if request.include_episodic or request.include_semantic:
+        # Embedded once for both searches (each would otherwise look the text up in the embedding
+        # cache again). A failure leaves None, and each search then degrades on its own.
+        from memory_app.selectors.search import query_embedding_of
+
+        call.embedding = query_embedding_of(request.query, tenant)
+    began = _lap(call, "embedding", began)
     found: dict[str, Part] = {}
     for name, part in PARTS.items():
         if not getattr(request, f"include_{name}"):
             continue
         try:
             with transaction.atomic(using=read_alias()):
-                found[name] = part(tenant, request)
+                found[name] = part(tenant, request, call)
         except ApplicationError as exc:
             result.errors.append({"part": name, "code": exc.code, "message": exc.message})
         except Exception as exc:  # one failed part (embedding provider, database) never fails the call
@@ -249,6 +306,7 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
             result.errors.append(
                 {"part": name, "code": "unavailable", "message": f"{type(exc).__name__}: {exc}"}
             )
+        began = _lap(call, name, began)
     composed = compose(
         {
             name: PartLines(found[name].lines, found[name].title, found[name].display)
@@ -257,7 +315,7 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
         },
         budget=budget,
         shares=settings.CONTEXT_ALL_SHARES,
-        count=count_tokens,
+        count=_line_tokens,
         priority=list(PARTS),
     )
     for name, drafted in found.items():
@@ -266,4 +324,12 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     result.formatted = composed.text
     result.tokens = {name: composed.parts[name].tokens if name in found else 0 for name in SHOWN}
     result.tokens["total"] = composed.tokens
+    _lap(call, "packing", began)
+    result.timings_ms = call.timings_ms
     return result
+
+
+def _lap(call: Call, name: str, began: float) -> float:
+    now = time.perf_counter()
+    call.timings_ms[name] = round((now - began) * 1000, 3)
+    return now

@@ -61,7 +61,21 @@ class SearchResult:
 QUERY_EMBEDDING_FAILED = "query_embedding_failed: fulltext only"
 
 
-def _query_embedding(query: str, tenant: Tenant) -> np.ndarray | None:
+class _Phases:
+    """Milliseconds per step of one search (stats["phases_ms"]): where a slow search spends its time."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = round((now - self._last) * 1000, 3)
+        self._last = now
+
+
+def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
+    """The query's vector, or None when the provider fails (search then runs on full text only)."""
     from memory_app.embeddings import embed_text
 
     try:
@@ -125,8 +139,12 @@ def memory_search(
     limit: int = 10,
     mode: str = "hybrid",
     options: SearchOptions | None = None,
+    query_embedding: np.ndarray | None = None,
 ) -> SearchResult:
-    """The best `limit` entries for `query` in the filtered scope of `tenant`."""
+    """The best `limit` entries for `query` in the filtered scope of `tenant`.
+
+    `query_embedding`: the query's vector when the caller already has it (/context/all embeds the
+    question once for all its parts); None embeds it here."""
     if mode not in MODES:
         raise ApplicationError(
             f"mode must be one of {', '.join(MODES)}",
@@ -141,17 +159,24 @@ def memory_search(
     fetch = limit * 3 if opts.deduplicate else limit
     k = max(fetch, opts.candidates)
 
-    embedding = _query_embedding(query, tenant) if mode in ("vector", "hybrid") else None
+    phases = _Phases()
+    embedding = None
+    if mode in ("vector", "hybrid"):
+        embedding = query_embedding if query_embedding is not None else query_embedding_of(query, tenant)
+    phases.lap("embedding")
     degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
     effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
     vector: list[Candidate] = []
     lexical: list[Candidate] = []
     if embedding is not None:
         vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
+    phases.lap("vector")
     if effective_mode in ("fulltext", "hybrid"):
         lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+    phases.lap("lexical")
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
     ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=embedding)
+    phases.lap("rows")
     ids = [i for i in ids if i in ranking]
     cosine = {c.memory_id: 1.0 - c.score for c in vector}
     for i in ids:  # rows found by full text only get their exact similarity too
@@ -169,7 +194,9 @@ def memory_search(
     members = [rows[ordered[i]] for i in kept]
     scores = scores[kept]
     lexical_scores = {c.memory_id: c.score for c in lexical}
+    phases.lap("rank")
     hits = _post_process(members, scores, opts, limit)
+    phases.lap("post_process")
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
         hit.lexical_score = lexical_scores.get(hit.memory.pk)
@@ -181,6 +208,7 @@ def memory_search(
         "vector_candidates": len(vector),
         "lexical_candidates": len(lexical),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+        "phases_ms": phases.ms,
     }
     return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded)
 

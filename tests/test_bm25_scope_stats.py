@@ -1,0 +1,62 @@
+"""BM25's scope statistics: remembered for a large scope, read every time for a small one."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory_app.selectors import lexical
+from memory_app.selectors.lexical import bm25_candidates
+from memory_app.selectors.search_types import SearchFilters
+from tests.factories import MemoryFactory, TenantFactory
+
+pytestmark = pytest.mark.django_db
+
+FILTERS = SearchFilters(user_id="u1", kind="episodic", namespace="default")
+AGGREGATE = "avg(length(m.search_vector))"
+
+
+def _scope(tenant):  # type: ignore[no-untyped-def]
+    texts = ["the garden needs water", "a red bicycle in the garden", "water the tomatoes daily", "tea"]
+    for text in texts:
+        MemoryFactory(tenant=tenant, user_id="u1", text=text)
+
+
+def _ranked(tenant):  # type: ignore[no-untyped-def]
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(tenant=tenant, filters=FILTERS, query="garden water", k=10)
+    aggregated = any(AGGREGATE in q["sql"] for q in queries.captured_queries)
+    return [(c.memory_id, round(c.score, 6)) for c in found], aggregated
+
+
+def test_a_large_scope_reads_its_statistics_once_and_ranks_the_same_with_them(monkeypatch):
+    monkeypatch.setattr(lexical, "STATS_CACHE_MIN_ROWS", 1)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant)
+    first, first_aggregated = _ranked(tenant)
+    second, second_aggregated = _ranked(tenant)
+    assert first_aggregated and not second_aggregated
+    assert second == first and len(first) == 3
+
+
+def test_a_small_scope_is_counted_at_every_query(monkeypatch):
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant)
+    first, first_aggregated = _ranked(tenant)
+    MemoryFactory(tenant=tenant, user_id="u1", text="the garden shed is blue")
+    second, second_aggregated = _ranked(tenant)
+    assert first_aggregated and second_aggregated
+    assert len(second) == len(first) + 1
+
+
+def test_remembered_statistics_expire(monkeypatch):
+    monkeypatch.setattr(lexical, "STATS_CACHE_MIN_ROWS", 1)
+    monkeypatch.setattr(lexical, "STATS_TTL", -1.0)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant)
+    _ranked(tenant)
+    assert _ranked(tenant)[1]
