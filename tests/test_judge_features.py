@@ -7,7 +7,14 @@ import pytest
 
 from memory_app.judge import merge_text
 from memory_app.judge import text_norm as tn
-from memory_app.judge.features import cosine_distance, pair_facts, polarity_flip
+from memory_app.judge.features import (
+    cosine_distance,
+    lexical_counterparts,
+    pair_facts,
+    polarity_flip,
+    short_form,
+    spelling_variant,
+)
 
 
 def test_numbers_read_digits_words_and_thousands_separators():
@@ -170,3 +177,60 @@ def test_bare_tokens_drop_only_articles_and_the_word_user():
 )
 def test_a_word_and_its_negating_prefix_form_are_found_on_either_side(a, b, expected):
     assert tn.morphological_negation(frozenset(a), frozenset(b)) is expected
+
+
+def test_a_dropped_doubled_or_exchanged_letter_is_a_spelling_variant_but_another_letter_is_not():
+    assert spelling_variant("alergic", "allergic")
+    assert spelling_variant("shelfish", "shellfish")
+    assert spelling_variant("framwork", "framework")
+    assert spelling_variant("recieve", "receive")
+    assert not spelling_variant("bottle", "battle")  # a substituted letter makes another word
+    assert not spelling_variant("lives", "loves")  # too short to tell a slip from another word
+
+
+def test_short_forms_keep_the_first_letter_and_the_letters_in_order():
+    assert short_form("feb", "february")
+    assert short_form("vit", "vitamin")
+    assert short_form("nvim", "neovim")
+    assert short_form("deps", "dependencies")
+    assert not short_form("mv", "move")  # shorter than three letters
+    assert not short_form("bat", "cabinet")
+    assert not short_form("dentis", "dentist")  # one letter short is a slip, not a short form
+    assert not short_form("vim", "vitamin")  # a subsequence that neither starts nor ends the same
+
+
+def test_misspelt_and_abbreviated_words_count_as_restated_in_the_lexical_alignment():
+    plain = pair_facts("User is alergic to shelfish", "The user has a shellfish allergy", 0.64)
+    assert plain.restatement.unmatched < plain.alignment.unmatched
+    acronym = pair_facts("User's target BMI is 23", "The user is aiming for a body mass index of 23", 0.31)
+    assert acronym.restatement.unmatched < acronym.alignment.unmatched
+    # "body", "mass" and "index" are spelled out by "BMI": none of them is left unmatched for it.
+    restated, spelled = lexical_counterparts("User's target BMI is 23", "aiming for a body mass index of 23")
+    assert len(restated) == 1 and len(spelled) == 3
+
+
+def test_lexical_matching_does_not_restate_another_fact():
+    facts = pair_facts("Fred plays the guitar", "Fred now lives in Hamburg", 0.6)
+    assert facts.restatement.unmatched == facts.alignment.unmatched >= 3
+
+
+def test_an_abbreviated_word_is_not_another_word_exchanged_in_the_frame():
+    assert not pair_facts(
+        "User takes vitamin D supplements daily", "User takes vit D supplements daily", 0.1
+    ).single_swap
+    assert pair_facts(
+        "User takes vitamin D supplements daily", "User takes iron supplements daily", 0.1
+    ).single_swap
+
+
+def test_nearly_the_same_words_in_another_order_are_read_as_exchanged_roles():
+    swapped = pair_facts(
+        "The old bridge replaced the wooden ferry across the river near the small village",
+        "The wooden bridge replaced the old ferry across the river by the village",
+        0.1,
+    )
+    assert swapped.order_changed and swapped.only_old  # not the same word set, yet the roles moved
+    rewritten = pair_facts(
+        "User adopted a rescue greyhound in 2022", "In 2022 they took in a greyhound from a rescue", 0.19
+    )
+    assert not rewritten.order_changed  # too few shared words for their order to be the roles

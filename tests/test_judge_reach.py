@@ -22,6 +22,14 @@ def test_a_latin_script_sentence_without_any_english_function_word_is_another_la
     assert not reach.not_english("Prefers dark mode")  # too short to tell
 
 
+def test_a_short_english_fact_without_function_words_is_still_english():
+    # Many stored facts have no article or preposition; their words are in the model's vocabulary.
+    assert not reach.not_english("Aiko collects vintage film cameras")
+    assert not reach.not_english("One tablespoon equals three teaspoons")
+    assert not reach.not_english("Priya eats no animal products whatsoever")
+    assert reach.not_english("Juan vive ahora cerca playa")
+
+
 def test_outside_names_the_reason_and_reads_ordinary_english():
     assert reach.outside("Fred plays the guitar", "Fred now lives in Hamburg") == ""
     assert "script" in reach.outside("Fred plays the guitar", "Фред играет на гитаре")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,11 +14,19 @@ import numpy as np
 
 from memory_app.judge import gate, reach
 from memory_app.judge import text_norm as tn
-from memory_app.judge.alignment import Alignment, spelled, text_alignment
+from memory_app.judge.alignment import (
+    MATCHED,
+    Alignment,
+    content_spans,
+    coverage,
+    spelled,
+    text_alignment,
+    token_encoder,
+)
 
 # The features a fit uses, in this order; the calibration JSON names them and stores one weight
 # per name, so a calibration may use any subset of FEATURES below.
-FEATURE_NAMES: tuple[str, ...] = ("cover_min", "unmatched_words")
+FEATURE_NAMES: tuple[str, ...] = ("cover_min", "unmatched_lexical")
 
 
 class AlignmentDeferred(Exception):
@@ -84,6 +93,16 @@ class PairFacts:
             gate.coverage_bounds(new_stems, new_names, old_stems),
         )
 
+    @cached_property
+    def restatement(self) -> Alignment:
+        """The alignment once spelling variants, abbreviations and acronyms count as the same word:
+        "alergic"/"allergic", "nvim"/"Neovim", "Feb"/"February", "AWS"/"Amazon Web Services". The
+        token vectors of a misspelt or shortened word sit far from the full word's, so the plain
+        alignment leaves both unmatched although neither states anything the other lacks."""
+        if _DEFERRED.get():
+            raise AlignmentDeferred
+        return lexical_alignment(self.old_text, self.new_text)
+
     @property
     def number_conflict(self) -> bool:
         """Both sides state numbers and they differ: a changed value, or a unit the rules cannot convert."""
@@ -107,7 +126,7 @@ class PairFacts:
         if len(self.only_old) != 1 or len(self.only_new) != 1 or not self.shared:
             return False
         (old_word,), (new_word,) = tuple(self.only_old), tuple(self.only_new)
-        return not tn.same_root(old_word, new_word)
+        return not same_word(old_word, new_word)
 
     @property
     def frame_swap(self) -> bool:
@@ -116,7 +135,7 @@ class PairFacts:
         vacuum]". single_swap is the one-word case; a paraphrase rewrites the frame as well."""
         if self.frame_share < 0.5 or not self.middle_old or not self.middle_new:
             return False
-        return not any(tn.same_root(a, b) for a in self.middle_old for b in self.middle_new)
+        return not any(same_word(a, b) for a in self.middle_old for b in self.middle_new)
 
     @property
     def slot_swap(self) -> bool:
@@ -179,6 +198,8 @@ FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
     "unmatched": lambda f, d: math.log1p(f.alignment.unmatched),
     # Linear: each further word without a counterpart is as much evidence of another fact as the first.
     "unmatched_words": lambda f, d: float(f.alignment.unmatched),
+    "unmatched_lexical": lambda f, d: float(f.restatement.unmatched),
+    "cover_min_lexical": lambda f, d: f.restatement.cover_min,
 }
 
 # For each feature that reads the alignment: its range given the ranges of the alignment's fields.
@@ -193,6 +214,9 @@ ALIGNMENT_BOUNDS: dict[str, Callable[[gate.AlignmentBounds], gate.Interval]] = {
     "worst": lambda b: b.worst,
     "unmatched": lambda b: gate.Interval(math.log1p(b.unmatched.lo), math.log1p(b.unmatched.hi)),
     "unmatched_words": lambda b: b.unmatched,
+    # Lexical counterparts (misspellings, short forms, acronyms) can only match more words, even a
+    # name the other side spells out, so only "no more than unmatched_words" is known for sure.
+    "unmatched_lexical": lambda b: gate.Interval(0.0, b.unmatched.hi),
 }
 
 
@@ -246,7 +270,8 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         identifiers_differ=_identifiers_differ(old, new),
         # "prefers tabs over spaces" / "prefers spaces over tabs": same words, roles exchanged.
         order_changed=(old_words == new_words and tn.content_sequence(old) != tn.content_sequence(new))
-        or _names_reordered(old, new),
+        or _names_reordered(old, new)
+        or _shared_reordered(old_words, new_words, tn.content_sequence(old), tn.content_sequence(new)),
         frame_share=frame[0],
         middle_old=frame[1],
         middle_new=frame[2],
@@ -255,6 +280,24 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         old_text=old,
         new_text=new,
     )
+
+
+# Share of all content words both sides must hold before their order is read as the sentence's
+# roles: PAWS-Wiki's non-paraphrases exchange two phrases of one sentence ("A replaced B" / "B
+# replaced A"), which a word alignment cannot see; at 0.7 this stopped 23 of its 31 merged
+# non-paraphrases in a 200-pair sample and one merged duplicate of memory_pairs_dev (docs/EVALUATION.md).
+_REORDER_JACCARD = 0.7
+
+
+def _shared_reordered(
+    old_words: frozenset[str], new_words: frozenset[str], old_seq: Sequence[str], new_seq: Sequence[str]
+) -> bool:
+    """Nearly the same words (and at least three of them) with the shared ones in another order."""
+    shared = old_words & new_words
+    union = old_words | new_words
+    if len(shared) < 3 or len(shared) < _REORDER_JACCARD * len(union):
+        return False
+    return [w for w in old_seq if w in shared] != [w for w in new_seq if w in shared]
 
 
 def _names_reordered(old: str, new: str) -> bool:
@@ -283,3 +326,111 @@ def _person_restated(old: str, new: str) -> bool:
     old_people = {fold.get(w, w) for w in tn.content_words(old) & tn.PERSON_NOUNS}
     new_people = {fold.get(w, w) for w in tn.content_words(new) & tn.PERSON_NOUNS}
     return old_people == new_people
+
+
+# Below these lengths a one-letter slip or a short form is as likely another word ("lives"/"loves",
+# "art"/"artist" is caught by the stem rule, "pot"/"potato" is not an abbreviation anyone writes).
+_TYPO_FROM = 6
+_WRITTEN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL_PARTS = re.compile(r"[A-Z][a-z]*|[a-z]+|\d+")
+_SHORT_FORM_FROM = 3
+
+
+def spelling_variant(a: str, b: str) -> bool:
+    """One letter left out, doubled or two neighbours exchanged ("alergic"/"allergic",
+    "framwork"/"framework"). A substituted letter is not a slip this accepts: it makes real word
+    pairs ("bottle"/"battle", "formal"/"normal")."""
+    if a == b or min(len(a), len(b)) < _TYPO_FROM:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    if len(long) - len(short) != 1:
+        return False
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def short_form(short: str, long: str) -> bool:
+    """`short` abbreviates `long`: the same first letter, its letters in order, and either a prefix
+    or the same last letter ("feb"/"february", "vit"/"vitamin", "nvim"/"neovim", "deps"/"dependencies")."""
+    if len(short) < _SHORT_FORM_FROM or len(long) < len(short) + 2 or short[0] != long[0]:
+        return False
+    if long.startswith(short):
+        return True
+    if short[-1] != long[-1]:
+        return False
+    position = 0
+    for ch in short:
+        position = long.find(ch, position) + 1
+        if not position:
+            return False
+    return True
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two words (or stems) taken as one: a shared root, a spelling slip or a short form."""
+    return tn.same_root(a, b) or spelling_variant(a, b) or short_form(a, b) or short_form(b, a)
+
+
+def _initials(words: Sequence[str]) -> str:
+    return "".join(w[0] for w in words).casefold()
+
+
+def _written_words(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0), m.start(), m.end()) for m in _WRITTEN_WORD.finditer(text)]
+
+
+def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
+    """Which content words of `text` (indices into alignment.content_spans) have a written
+    counterpart in `other` that the token vectors miss, and which of `other`'s content words an
+    acronym in `text` spells out ("BMI" stands for "body mass index": all four are restated)."""
+    spans, other_spans = content_spans(text), content_spans(other)
+    other_words = [other[s:e].casefold().removesuffix("'s") for _, s, e, _ in other_spans]
+    restated: set[int] = set()
+    spelled: set[int] = set()
+    written = _written_words(other)
+    for index, (_, start, end, _) in enumerate(spans):
+        word = text[start:end]
+        folded = word.casefold().removesuffix("'s")
+        if any(spelling_variant(folded, w) or short_form(folded, w) for w in other_words):
+            restated.add(index)
+            continue
+        if 2 <= len(word) <= 5 and word.isalpha() and (word.isupper() or len(word) >= 3):
+            # An acronym: the initials of a run of words on the other side, or of one camel-case
+            # name there (TS/TypeScript).
+            for first in range(len(written)):
+                for last in range(first + 2, min(first + len(word), len(written)) + 1):
+                    run = written[first:last]
+                    if len(run) == len(word) and _initials([w for w, _, _ in run]) == folded:
+                        restated.add(index)
+                        lo, hi = run[0][1], run[-1][2]
+                        spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
+            for j, (_, s, e, _) in enumerate(other_spans):
+                parts = _CAMEL_PARTS.findall(other[s:e])
+                if len(parts) == len(word) > 1 and _initials(parts) == folded:
+                    restated.add(index)
+                    spelled.add(j)
+    return restated, spelled
+
+
+def lexical_alignment(old: str, new: str) -> Alignment:
+    """`align` with lexical counterparts counted as exact ones (see PairFacts.restatement)."""
+    old_tokens, new_tokens = token_encoder().tokens([old, new])
+    old_cover, new_cover = coverage(old_tokens, new_tokens), coverage(new_tokens, old_tokens)
+    old_own, new_spelled = lexical_counterparts(old, new)
+    new_own, old_spelled = lexical_counterparts(new, old)
+    # coverage() of a text without content words is a single 1.0, which nothing here can raise.
+    for cover, indices in ((old_cover, old_own | old_spelled), (new_cover, new_own | new_spelled)):
+        cover[[i for i in indices if i < len(cover)]] = 1.0
+    return Alignment(
+        cover_old=float(old_cover.mean()),
+        cover_new=float(new_cover.mean()),
+        worst=float(min(old_cover.min(), new_cover.min())),
+        unmatched=int((old_cover < MATCHED).sum() + (new_cover < MATCHED).sum()),
+    )

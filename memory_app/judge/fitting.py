@@ -219,6 +219,7 @@ def cross_validate(
     seed: int = 0,
     max_false_merge: float = 0.0,
     merge_margin: float = MERGE_MARGIN,
+    feature_names: Sequence[str] = FEATURE_NAMES,
 ) -> dict[str, Any]:
     """Repeated stratified k-fold: fit on k-1 folds, decide on the held-out fold, pool the actions."""
     from sklearn.model_selection import RepeatedStratifiedKFold
@@ -236,6 +237,7 @@ def cross_validate(
             model=model,
             max_false_merge=max_false_merge,
             merge_margin=merge_margin,
+            feature_names=feature_names,
         )
         actions = simulate([pairs[i] for i in test], distances[test], cal)
         pooled_labels += list(labels[test])
