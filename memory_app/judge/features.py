@@ -217,6 +217,7 @@ ALIGNMENT_BOUNDS: dict[str, Callable[[gate.AlignmentBounds], gate.Interval]] = {
     # Lexical counterparts (misspellings, short forms, acronyms) can only match more words, even a
     # name the other side spells out, so only "no more than unmatched_words" is known for sure.
     "unmatched_lexical": lambda b: gate.Interval(0.0, b.unmatched.hi),
+    "cover_min_lexical": lambda b: gate.Interval(min(b.cover_old.lo, b.cover_new.lo), 1.0),
 }
 
 
