@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
 
+from memory_app.db import copy_out
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
@@ -86,12 +86,7 @@ def scope_vectors(*, tenant: Tenant, scope: ScopeKey) -> tuple[np.ndarray, np.nd
         "AND namespace = %s AND kind = %s AND status = 'active' AND embedding IS NOT NULL "
         "ORDER BY id) TO STDOUT (FORMAT BINARY)"
     )
-    buffer = bytearray()
-    with connection.cursor() as cursor:
-        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
-        with raw.copy(query, [tenant.pk, scope.user_id, scope.namespace, scope.kind]) as copy:
-            for chunk in copy:
-                buffer += chunk
+    buffer = copy_out(query, [tenant.pk, scope.user_id, scope.namespace, scope.kind])
     body = memoryview(buffer)[_HEADER : len(buffer) - 2]  # drop the header and the -1 trailer
     rows = np.frombuffer(body, dtype=_ROW)
     if rows.size and (rows["dim"] != DIMENSIONS).any():

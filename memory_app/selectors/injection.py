@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
 
+from memory_app.db import fetch_all
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
@@ -49,13 +49,12 @@ def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 
 def _by_confidence(*, tenant: Tenant, filters: SearchFilters, k: int) -> list[Memory]:
     """The scope's most trusted rows: confidence, then net feedback, then newest."""
     where, params = filter_sql(tenant=tenant, filters=filters)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
-            "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",
-            [*params, k],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
+    rows = fetch_all(
+        f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
+        "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",
+        [*params, k],
+    )
+    ids = [row[0] for row in rows]
     rows = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
     return [rows[i] for i in ids if i in rows]
 

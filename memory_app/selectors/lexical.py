@@ -16,8 +16,7 @@ counting positions and needs no unnest of non-matching rows.
 
 from __future__ import annotations
 
-from django.db import connection
-
+from memory_app.db import fetch_all
 from memory_app.models import Tenant
 from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
 from memory_app.selectors.search_types import Candidate, SearchFilters
@@ -73,7 +72,5 @@ def bm25_candidates(
         LIMIT %s
     """
     args = [query, query, *params, *params, weight_b, k1, k1, b, b, k]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, args)
-        rows = cursor.fetchall()
+    rows = fetch_all(sql, args)
     return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]

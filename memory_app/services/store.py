@@ -19,9 +19,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory_app.db import advisory_xact_lock
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -119,9 +120,7 @@ def _store_batch(
     judge: Any,
 ) -> list[StoreOutcome]:
     model = embedding_model_name()
-    with connection.cursor() as cursor:
-        for key in sorted({scope_lock_key(tenant, scope_of(item)) for item in items}):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    advisory_xact_lock(*(scope_lock_key(tenant, scope_of(item)) for item in items))
     configs: dict[str, DedupConfig] = {}
     outcomes = []
     for item, vector in zip(items, vectors, strict=True):
