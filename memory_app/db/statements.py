@@ -104,6 +104,6 @@ def models_from_rows(
     for values in rows:
         row = list(values[:width])
         for i, field in converters:
-            row[i] = field.from_db_value(row[i], None, connection)  # type: ignore[attr-defined]
+            row[i] = field.from_db_value(row[i], None, connection)
         built.append(model.from_db(connection.alias, attnames, row))
     return built

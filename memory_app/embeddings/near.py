@@ -24,6 +24,7 @@ import numpy as np
 from django.conf import settings
 
 from memory_app.db import fetch_all, hnsw_settings, index_valid, local_settings, vector_literal
+from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.stats import CACHE_ERRORS
 from memory_app.models import EmbeddingCacheEntry
 
@@ -56,8 +57,6 @@ def near_dup_enabled(*, provider_is_remote: bool) -> bool:
 
 
 def proxy_vectors(texts: list[str]) -> np.ndarray:
-    from memory_app.embeddings.local import local_embed
-
     return local_embed(texts)
 
 

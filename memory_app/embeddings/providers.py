@@ -12,6 +12,9 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memory_app.embeddings import health
+from memory_app.embeddings.local import local_batcher, local_embed
+
 
 class EmbeddingProvider(Protocol):
     name: str
@@ -38,8 +41,6 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings.local import local_batcher, local_embed
-
         if settings.EMBEDDING_LOCAL_BATCHING:  # one forward pass for concurrent requests
             return np.asarray(local_batcher().embed(texts))
         return local_embed(texts)
@@ -90,8 +91,6 @@ class _Recorded:
         return getattr(self.inner, name)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings import health
-
         try:
             vectors = self.inner.embed(texts)
         except Exception as exc:
@@ -108,6 +107,7 @@ def _build(key: tuple) -> EmbeddingProvider:
 def _build_inner(key: tuple) -> EmbeddingProvider:
     name, model, dimensions = key[0], key[1], key[2]
     if name == "openai":
+        # start-up cost: openai only for the remote provider
         from memory_app.embeddings.openai_provider import OpenAIProvider
 
         return OpenAIProvider(

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
+from memory_app.embeddings import embedding_model_name
+
 log = logging.getLogger(__name__)
 
 CALIBRATION_DIR = Path(__file__).resolve().parent / "calibration"
@@ -107,8 +109,6 @@ def _load_file(model: str) -> Calibration:
 
 def load_calibration(model: str | None = None) -> Calibration:
     """The calibration for `model` (default: the configured embedding model), with settings overrides."""
-    from memory_app.embeddings import embedding_model_name
-
     cal = _load_file(model or embedding_model_name())
     radius = getattr(settings, "DEDUP_CANDIDATE_RADIUS", None)
     review_below = getattr(settings, "DEDUP_REVIEW_BELOW", None)

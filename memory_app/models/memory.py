@@ -42,6 +42,8 @@ class Memory(models.Model):
     text = models.TextField()
     text_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised text")
     embedding = VectorField(dimensions=384, null=True, blank=True)
+    # Not a column: set on rows the lineage path loads without their vector (services.lineage_sql).
+    has_embedding: bool
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     search_vector = models.GeneratedField(
         expression=SearchVector("text", weight="A", config="english")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Count
 
 from memory_app.db import copy_out
 from memory_app.models import Memory, Tenant
@@ -58,7 +59,6 @@ def compaction_scopes(
         qs = qs.filter(namespace=namespace)
     if kind is not None:
         qs = qs.filter(kind=kind)
-    from django.db.models import Count
 
     rows = (
         qs.values_list("user_id", "namespace", "kind")

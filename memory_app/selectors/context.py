@@ -24,6 +24,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.retrieval.packing import PartLines, compose
 from memory_app.selectors.procedures import procedure_suggest
+from memory_app.selectors.search import memory_search
 from memory_app.selectors.search_types import SearchFilters
 from memory_app.selectors.sessions import session_find, session_messages
 
@@ -90,8 +91,6 @@ def search_memories(
     *, tenant: Tenant, query: str, filters: SearchFilters, limit: int
 ) -> list[dict[str, Any]]:
     """Ranked memories for the query through the search contract (memory_search)."""
-    from memory_app.selectors.search import memory_search
-
     result = memory_search(tenant=tenant, query=query, filters=filters, limit=limit)
     rows = []
     for hit in result.hits:

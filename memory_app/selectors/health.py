@@ -22,6 +22,7 @@ from django.db import connections
 from memory_app.db import execute, fetch_one
 from memory_app.embeddings.breaker import breaker
 from memory_app.embeddings.health import provider_state
+from project.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,6 @@ def database_status() -> dict[str, Any]:
 def broker_status() -> dict[str, Any]:
     if not settings.CELERY_BROKER_URL:
         return {"status": "inline", "detail": "no CELERY_BROKER_URL: tasks run inline"}
-    from project.celery import app
 
     with app.connection_for_write(connect_timeout=settings.HEALTH_CHECK_TIMEOUT_SECONDS) as conn:
         conn.ensure_connection(

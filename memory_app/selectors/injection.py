@@ -55,8 +55,8 @@ def _by_confidence(*, tenant: Tenant, filters: SearchFilters, k: int) -> list[Me
         [*params, k],
     )
     ids = [row[0] for row in rows]
-    rows = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
-    return [rows[i] for i in ids if i in rows]
+    by_id = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def memory_context(

@@ -10,11 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError
+from memory_app.judge import get_judge
+from memory_app.judge.calibration import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
@@ -22,6 +26,7 @@ from memory_app.selectors.candidates import fulltext_candidates, vector_candidat
 from memory_app.selectors.lexical import bm25_candidates
 from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search_types import Candidate, SearchFilters
+from memory_app.services.memories import memory_touch
 
 log = logging.getLogger(__name__)
 DAY = 86400.0
@@ -60,8 +65,6 @@ QUERY_EMBEDDING_FAILED = "query_embedding_failed: fulltext only"
 
 
 def _query_embedding(query: str, tenant: Tenant) -> np.ndarray | None:
-    from memory_app.embeddings import embed_text
-
     try:
         return np.asarray(embed_text(query, tenant=tenant), dtype=np.float32)
     except Exception as exc:  # a failed provider degrades search to full text, never a 500
@@ -72,8 +75,6 @@ def _query_embedding(query: str, tenant: Tenant) -> np.ndarray | None:
 def _lexical(
     *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
 ) -> list[Candidate]:
-    from django.conf import settings
-
     if opts.lexical == "ts_rank":
         return fulltext_candidates(tenant=tenant, filters=filters, query=query, k=k)
     return bm25_candidates(
@@ -96,8 +97,6 @@ def _fuse(
     if mode == "fulltext" or not cosine:
         return dict(lexical_scores)
     if opts.fusion == "rrf":
-        from django.conf import settings
-
         vector_rank = sorted(cosine, key=lambda i: -cosine[i])
         return fusion.rrf_scores(
             [vector_rank, [c.memory_id for c in lexical]],
@@ -202,8 +201,6 @@ def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
 
 
 def _time_and_feedback(members: list[Memory], opts: ResolvedOptions) -> np.ndarray:
-    from django.conf import settings
-
     if not members:
         return np.ones(0)
     now = timezone.now()
@@ -240,9 +237,6 @@ def _post_process(
     judge = None
     min_confidence = 0.0
     if opts.deduplicate:
-        from memory_app.judge import get_judge
-        from memory_app.judge.calibration import load_calibration
-
         judge = get_judge("llm" if opts.dedup_use_llm else "offline")
         min_confidence = load_calibration().review_below
     outcome = run_pipeline(
@@ -276,7 +270,6 @@ def _post_process(
 
 def touch_after_commit(*, tenant: Tenant, ids: list[int]) -> None:
     """One UPDATE for all returned rows, after the surrounding transaction commits (or now)."""
-    from memory_app.services.memories import memory_touch
 
     def touch() -> None:
         try:

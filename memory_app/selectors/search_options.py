@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
+from memory_app.embeddings import embedding_model_name
 from memory_app.models import AgentProfile, Tenant
 
 MODES = ("hybrid", "vector", "fulltext")
@@ -54,8 +55,6 @@ class ResolvedOptions:
 
 
 def _defaults() -> ResolvedOptions:
-    from memory_app.embeddings import embedding_model_name
-
     threshold = settings.SEARCH_DEDUP_THRESHOLD
     if threshold is None:
         threshold = DEDUP_THRESHOLDS.get(embedding_model_name(), DEFAULT_DEDUP_THRESHOLD)

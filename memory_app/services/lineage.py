@@ -16,6 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_app.db import execute_all, insert_sql, mark_saved
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
@@ -119,8 +120,6 @@ def _result_vector(tenant: Tenant, text: str, same_text: Memory | None, incoming
     """The surviving text's vector: the incoming memory's, a source's (copied inside the database),
     or, for a text no member has, a new embedding."""
     if same_text is None:
-        from memory_app.embeddings import embed_text
-
         return embed_text(text, tenant=tenant)
     if same_text is incoming:
         return same_text.embedding

@@ -11,6 +11,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -54,8 +55,6 @@ def _lock_scope(tenant: Tenant, memory: Memory) -> None:
 
 
 def _embed_or_none(text: str, tenant: Tenant) -> Any:
-    from memory_app.embeddings import embed_text
-
     try:
         return embed_text(text, tenant=tenant)
     except Exception:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from memory_app.db import execute
-from memory_app.models import Memory, ReindexVector, Tenant
+from memory_app.models import Memory, Procedure, ReindexVector, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +66,6 @@ def reindex_build(
     on_batch: Callable[[int], None] | None = None,
 ) -> int:
     """Build the next vectors; returns how many rows were embedded. Each batch commits on its own."""
-    import numpy as np
-
     done = 0
     for batch in reindex_batches(tenant=tenant, model=model, batch_size=batch_size):
         vectors = np.asarray(embed([text for _, text, _ in batch]), dtype=np.float32)
@@ -121,9 +120,6 @@ def reindex_procedures(
     table: a pattern is unmatched for at most one batch. Rerunning resumes (finished rows carry
     `model`).
     """
-    import numpy as np
-
-    from memory_app.models import Procedure
 
     scoped = Procedure.objects.all() if tenant is None else Procedure.objects.filter(tenant=tenant)
     done = 0

@@ -24,6 +24,8 @@ from django.utils import timezone
 
 from memory_app.db import advisory_xact_lock
 from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.judge import JudgeItem, get_judge
+from memory_app.judge.policy import decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
@@ -275,8 +277,6 @@ def _judge(
 ) -> tuple[Any, list[Any]] | None:
     """The judge's decision, or None (plain store) when the judge itself fails: a write is never
     dropped because of a judge (the LLM judge already falls back to the offline one by itself)."""
-    from memory_app.judge import JudgeItem
-    from memory_app.judge.policy import decide
 
     new_item = JudgeItem(text=item.text, embedding=vector, created_at=timezone.now())
     candidates = [
@@ -290,8 +290,6 @@ def _judge(
     ]
     try:
         if judge is None:
-            from memory_app.judge import get_judge
-
             judge = get_judge(config.judge)
         judgements = judge.judge(new_item, candidates)
         return decide(judgements, review_below=config.review_below), judgements

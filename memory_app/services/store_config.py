@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
+from memory_app.judge.calibration import load_calibration
 from memory_app.models import AgentProfile, Tenant
 from memory_app.services.store_types import StoreOptions
 
@@ -29,8 +30,6 @@ class DedupConfig:
 
 
 def _calibration(model: str) -> tuple[float, float]:
-    from memory_app.judge.calibration import load_calibration
-
     calibration = load_calibration(model)
     return float(calibration.candidate_radius), float(calibration.review_below)
 
