@@ -33,6 +33,29 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if not DEBUG else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- Transport security ----------------------------------------------------------------------
+# Secure by default outside DEBUG (`manage.py check --deploy --fail-level WARNING` passes with only
+# DEBUG=false, SECRET_KEY and ALLOWED_HOSTS set); each variable relaxes one of them explicitly, for
+# instance SECURE_SSL_REDIRECT=false when a TLS-terminating proxy already redirects.
+_PRODUCTION = not DEBUG
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _PRODUCTION)
+# The liveness and readiness probes of a container or load balancer speak plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health(/|$)"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", _PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
+# Behind a proxy that terminates TLS: the header it sets, as "HEADER,value" (for example
+# "HTTP_X_FORWARDED_PROTO,https"). Unset by default: trusting it without such a proxy in front
+# would let any client claim HTTPS.
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and len(_proxy_header) != 2:
+    raise ImproperlyConfigured(
+        'SECURE_PROXY_SSL_HEADER must be "HEADER,value", e.g. HTTP_X_FORWARDED_PROTO,https'
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -215,8 +238,6 @@ EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai
 EMBEDDING_MODEL = env_str(
     "EMBEDDING_MODEL", "all-MiniLM-L6-v2" if EMBEDDING_PROVIDER == "local" else "text-embedding-3-small"
 )
-# The vector columns are vector(384); OpenAI text-embedding-3 models are asked for 384 dimensions.
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=384, maximum=384)
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 30.0, minimum=1.0, maximum=600.0)

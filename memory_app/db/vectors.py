@@ -7,6 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 from django.db.models.expressions import RawSQL
 
+# The width of every vector column (vector(384)): the local model's output, and what OpenAI's
+# text-embedding-3 models are asked for. Not a setting: changing it is a migration of every vector
+# column and a reindex.
+DIMENSIONS = 384
+
 
 def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
     """`[x1,x2,...]` with nine significant digits: the fewest that give every float32 back exactly

@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.embeddings import health
 from memory_app.embeddings.local import local_batcher, local_embed
 
@@ -57,7 +58,7 @@ def _settings_key() -> tuple:
     return (
         settings.EMBEDDING_PROVIDER,
         settings.EMBEDDING_MODEL,
-        settings.EMBEDDING_DIMENSIONS,
+        DIMENSIONS,
         settings.OPENAI_API_KEY,
         settings.OPENAI_BASE_URL,
         settings.OPENAI_EMBEDDING_TIMEOUT_SECONDS,

@@ -8,10 +8,10 @@ import numpy as np
 from django.db.models import Count
 
 from memory_app.db import copy_out
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
-DIMENSIONS = 384
 # COPY BINARY row: field count (int16), then int32 length + int8 id, int32 length + vector
 # (int16 dim, int16 unused, dim x float4), all big-endian.
 _ROW = np.dtype(
