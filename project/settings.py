@@ -65,7 +65,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
@@ -245,7 +244,7 @@ LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
 
-# --- Embedding providers and cache (embed team; README "Embeddings") -----------------------------
+# --- Embedding providers and cache (README "Embeddings") ---------------------------------------
 # Batching limits of the OpenAI embeddings API: inputs per request and tokens per request.
 OPENAI_EMBEDDING_BATCH_SIZE = env_int("OPENAI_EMBEDDING_BATCH_SIZE", 2048, minimum=1, maximum=2048)
 OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
@@ -292,7 +291,7 @@ EMBEDDING_PRICE_PER_1K_TOKENS = env_float(
 EMBEDDING_STATS_FLUSH_SECONDS = env_float("EMBEDDING_STATS_FLUSH_SECONDS", 5.0, minimum=0.0, maximum=3600.0)
 EMBEDDING_STATS_LOG_EVERY = env_int("EMBEDDING_STATS_LOG_EVERY", 1000, minimum=1, maximum=10**9)
 
-# --- Deduplication judge (judge area) -------------------------------------------------------
+# --- Deduplication judge (memory_app/judge) ------------------------------------------------
 # Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
 DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
 # Unset: the values fitted per embedding model in memory_app/judge/calibration/<model>.json.
@@ -325,7 +324,7 @@ SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
 SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
 
 # --- Store (write path and store-time dedup; services/store.py) ---------------------------------
-# The judge and the candidate radius default to the judge area's settings and calibration; an
+# The judge and the candidate radius default to the judge's settings and calibration file; an
 # AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
 STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
 STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
@@ -336,7 +335,7 @@ STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
 # Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
 MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
 
-# --- Kinds: short-term sessions, procedures, extraction, forgetting (issue 6) ---------------------
+# --- Kinds: short-term sessions, procedures, extraction, forgetting --------------------------------
 # A session is trimmed when messages + summary pass SESSION_TRIM_AT of the context window, down to
 # SESSION_TRIM_TO (hysteresis, so an LLM summary is not asked for on every append).
 SESSION_CONTEXT_WINDOW_TOKENS = env_int(

@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from memory_app.db import execute, set_local
 from memory_app.models import Memory, Tenant
-from memory_app.models.memory import MemoryStatus
 from memory_app.text import normalized_hash
 
 
@@ -105,10 +104,6 @@ def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
             """,
         [timezone.now(), tenant.pk, list(memory_ids)],
     )
-
-
-def active_only(qs: Any) -> Any:
-    return qs.filter(status=MemoryStatus.ACTIVE)
 
 
 @transaction.atomic

@@ -89,7 +89,3 @@ def review_cluster_create(
         ]
     )
     return mark_saved(cluster)
-
-
-def pending_review_count(*, tenant: Tenant) -> int:
-    return DuplicateCluster.objects.filter(tenant=tenant, status=ClusterStatus.PENDING).count()

@@ -1,5 +1,5 @@
 """Effective dedup settings for one store: request > agent profile > global setting > model calibration
-(the judge area's `load_calibration`, which applies DEDUP_CANDIDATE_RADIUS / DEDUP_REVIEW_BELOW)."""
+(`judge.calibration.load_calibration`, which applies DEDUP_CANDIDATE_RADIUS / DEDUP_REVIEW_BELOW)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class DedupConfig:
     deduplicate: bool
-    judge: str | None  # None: the judge area's default (DEDUP_JUDGE)
+    judge: str | None  # None: the default judge (DEDUP_JUDGE)
     candidate_radius: float
     review_below: float
     k: int
