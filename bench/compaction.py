@@ -138,11 +138,30 @@ def fact_of(tenant, scope) -> dict[int, int]:  # type: ignore[no-untyped-def]
     return {pk: int(text.split()[1]) for pk, text in rows}
 
 
+def union_groups(left: np.ndarray, right: np.ndarray, n: int) -> list[tuple[int, ...]]:
+    """Plain connected components of the pairs (the chaining baseline the benchmark compares to)."""
+    parent = np.arange(n)
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = int(parent[i])
+        return i
+
+    for a, b in zip(left, right, strict=True):
+        ra, rb = find(int(a)), find(int(b))
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    components: dict[int, list[int]] = {}
+    for i in {int(x) for x in np.concatenate([left, right])} if len(left) else set():
+        components.setdefault(find(i), []).append(i)
+    return [tuple(sorted(c)) for c in components.values() if len(c) > 1]
+
+
 def run_size(total: int, seed: int, radius: float, reload: bool) -> dict[str, object]:
     from django.conf import settings
 
     from memory_app.compaction import cohesive_groups, find_pairs
-    from memory_app.compaction.grouping import union_groups
     from memory_app.selectors.compaction import compaction_scopes, scope_vectors
 
     use_database(f"memory_bench_compaction_{total}", migrate=True)

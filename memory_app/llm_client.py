@@ -24,6 +24,7 @@ def llm_configured() -> bool:
 
 
 def _client() -> Any:
+    # start-up cost: openai is imported only when an LLM is configured
     from openai import OpenAI
 
     return OpenAI(

@@ -19,8 +19,12 @@ from django.db import InterfaceError, OperationalError
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.models.jobs import JobKind
+from memory_app.services.embedding_backfill import FILL_TASK, embedding_backfill_pending_ids
+from memory_app.services.embedding_backfill import memory_embeddings_fill as fill
+from memory_app.services.expiry import memories_expire
 from memory_app.services.maintenance import RUN_TASK, maintenance_job_active, maintenance_job_schedule
 from memory_app.services.maintenance import maintenance_job_run as run_job
+from memory_app.services.search_indexes import search_indexes_sync
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +85,6 @@ def review_detection_periodic() -> int:
 @shared_task(name="memory.expiry_run", **_LIMITS)
 def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
     """Expire memories past `expires_at` (one tenant or all); running it twice expires nothing more."""
-    from memory_app.services.expiry import memories_expire
-
     tenant = None if tenant_id is None else Tenant.objects.filter(pk=tenant_id).first()
     if tenant_id is not None and tenant is None:
         logger.warning("expiry: tenant %s does not exist", tenant_id)
@@ -104,8 +106,6 @@ def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
 def search_indexes_periodic() -> dict[str, int]:
     """Per active tenant: a partial HNSW index for each scope that grew large, none for those that
     shrank. Idempotent: a second run finds every index in place and changes nothing."""
-    from memory_app.services.search_indexes import search_indexes_sync
-
     totals = {"created": 0, "dropped": 0, "kept": 0}
     for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
         report = search_indexes_sync(tenant=tenant)
@@ -117,7 +117,7 @@ def search_indexes_periodic() -> dict[str, int]:
 
 @shared_task(
     bind=True,
-    name="memory.embeddings_fill",
+    name=FILL_TASK,
     **{
         **_LIMITS,
         # A provider outage is what this task waits out: retry it like a database outage.
@@ -128,16 +128,12 @@ def search_indexes_periodic() -> dict[str, int]:
 )
 def memory_embeddings_fill(self: Any, memory_ids: list[int]) -> int:
     """Embed the memories among `memory_ids` that were stored without a vector (idempotent)."""
-    from memory_app.services.embedding_backfill import memory_embeddings_fill as fill
-
     return fill(memory_ids=memory_ids)
 
 
 @shared_task(name="memory.embeddings_sweep", **_LIMITS)
 def memory_embeddings_sweep() -> int:
     """Queue the fill for every active memory still without a vector (a lost task, a broker outage)."""
-    from memory_app.services.embedding_backfill import embedding_backfill_pending_ids
-
     ids = embedding_backfill_pending_ids(limit=settings.EMBEDDING_SWEEP_BATCH)
     for start in range(0, len(ids), 100):
         memory_embeddings_fill.delay(ids[start : start + 100])

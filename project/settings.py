@@ -33,6 +33,29 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if not DEBUG else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- Transport security ----------------------------------------------------------------------
+# Secure by default outside DEBUG (`manage.py check --deploy --fail-level WARNING` passes with only
+# DEBUG=false, SECRET_KEY and ALLOWED_HOSTS set); each variable relaxes one of them explicitly, for
+# instance SECURE_SSL_REDIRECT=false when a TLS-terminating proxy already redirects.
+_PRODUCTION = not DEBUG
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _PRODUCTION)
+# The liveness and readiness probes of a container or load balancer speak plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health(/|$)"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", _PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", _PRODUCTION)
+# Behind a proxy that terminates TLS: the header it sets, as "HEADER,value" (for example
+# "HTTP_X_FORWARDED_PROTO,https"). Unset by default: trusting it without such a proxy in front
+# would let any client claim HTTPS.
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and len(_proxy_header) != 2:
+    raise ImproperlyConfigured(
+        'SECURE_PROXY_SSL_HEADER must be "HEADER,value", e.g. HTTP_X_FORWARDED_PROTO,https'
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -42,7 +65,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
@@ -235,8 +257,6 @@ EMBEDDING_PROVIDER = env_choice("EMBEDDING_PROVIDER", "local", ("local", "openai
 EMBEDDING_MODEL = env_str(
     "EMBEDDING_MODEL", "all-MiniLM-L6-v2" if EMBEDDING_PROVIDER == "local" else "text-embedding-3-small"
 )
-# The vector columns are vector(384); OpenAI text-embedding-3 models are asked for 384 dimensions.
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=384, maximum=384)
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 30.0, minimum=1.0, maximum=600.0)
@@ -244,7 +264,7 @@ LLM_MODEL = env_str("LLM_MODEL")
 if EMBEDDING_PROVIDER == "openai" and not OPENAI_API_KEY:
     raise ImproperlyConfigured("OPENAI_API_KEY is required when EMBEDDING_PROVIDER=openai")
 
-# --- Embedding providers and cache (embed team; README "Embeddings") -----------------------------
+# --- Embedding providers and cache (README "Embeddings") ---------------------------------------
 # Batching limits of the OpenAI embeddings API: inputs per request and tokens per request.
 OPENAI_EMBEDDING_BATCH_SIZE = env_int("OPENAI_EMBEDDING_BATCH_SIZE", 2048, minimum=1, maximum=2048)
 OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST = env_int(
@@ -291,7 +311,7 @@ EMBEDDING_PRICE_PER_1K_TOKENS = env_float(
 EMBEDDING_STATS_FLUSH_SECONDS = env_float("EMBEDDING_STATS_FLUSH_SECONDS", 5.0, minimum=0.0, maximum=3600.0)
 EMBEDDING_STATS_LOG_EVERY = env_int("EMBEDDING_STATS_LOG_EVERY", 1000, minimum=1, maximum=10**9)
 
-# --- Deduplication judge (judge area) -------------------------------------------------------
+# --- Deduplication judge (memory_app/judge) ------------------------------------------------
 # Which relation judge the write path uses by default; "llm" falls back to "offline" on any failure.
 DEDUP_JUDGE = env_choice("DEDUP_JUDGE", "offline", ("offline", "llm"))
 # Unset: the values fitted per embedding model in memory_app/judge/calibration/<model>.json.
@@ -324,7 +344,7 @@ SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
 SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
 
 # --- Store (write path and store-time dedup; services/store.py) ---------------------------------
-# The judge and the candidate radius default to the judge area's settings and calibration; an
+# The judge and the candidate radius default to the judge's settings and calibration file; an
 # AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
 STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)
 STORE_CANDIDATES_K = env_int("STORE_CANDIDATES_K", 5, minimum=1, maximum=50)
@@ -335,7 +355,7 @@ STORE_MAX_BATCH = env_int("STORE_MAX_BATCH", 100, minimum=1, maximum=10_000)
 # Feedback moves confidence this fraction of the way to 1 (helpful) or to 0 (harmful).
 MEMORY_FEEDBACK_STEP = env_float("MEMORY_FEEDBACK_STEP", 0.1, minimum=0.0, maximum=1.0)
 
-# --- Kinds: short-term sessions, procedures, extraction, forgetting (issue 6) ---------------------
+# --- Kinds: short-term sessions, procedures, extraction, forgetting --------------------------------
 # A session is trimmed when messages + summary pass SESSION_TRIM_AT of the context window, down to
 # SESSION_TRIM_TO (hysteresis, so an LLM summary is not asked for on every append).
 SESSION_CONTEXT_WINDOW_TOKENS = env_int(

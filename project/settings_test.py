@@ -5,6 +5,11 @@ import os
 os.environ.setdefault("ENV_FILE", "")  # a developer's .env must not change the tests
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("LOG_LEVEL", "warning")
+# The test client, the live server and the browser tests speak plain HTTP.
+os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+os.environ.setdefault("SESSION_COOKIE_SECURE", "false")
+os.environ.setdefault("CSRF_COOKIE_SECURE", "false")
+os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
 
 from project.settings import *  # noqa: F403
 from project.settings import DATABASES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from memory_app.compaction.candidates import find_pairs, normalize_rows
-from memory_app.compaction.grouping import cohesive_groups, union_groups
+from memory_app.compaction.grouping import cohesive_groups
 
 
 def _near(center: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
@@ -54,7 +54,6 @@ def test_groups_do_not_chain_through_a_middle_member() -> None:
     left, right, dist = np.array([0, 1]), np.array([1, 2]), np.array([0.05, 0.06], dtype=np.float32)
     groups = cohesive_groups(left, right, dist)
     assert [g.members for g in groups] == [(0, 1)]
-    assert union_groups(left, right, 3) == [(0, 1, 2)]
 
 
 def test_groups_grow_when_every_member_is_close_to_every_other() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from memory_app.models import Memory
 from tests.factories import MemoryFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +65,12 @@ def test_same_text_is_allowed_in_another_scope_or_when_superseded():
     MemoryFactory(tenant=tenant, text="User likes tea", user_id="a")
     MemoryFactory(tenant=tenant, text="User likes tea", user_id="b")
     MemoryFactory(tenant=tenant, text="User likes tea", user_id="a", status="superseded")
+    rows = Memory.objects.filter(tenant=tenant, text="User likes tea")
+    assert sorted(rows.values_list("user_id", "status")) == [
+        ("a", "active"),
+        ("a", "superseded"),
+        ("b", "active"),
+    ]
 
 
 def test_migrations_are_complete():

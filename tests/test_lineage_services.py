@@ -51,7 +51,7 @@ def test_the_merge_result_keeps_the_vector_of_the_source_whose_text_it_keeps():
 
 
 def test_the_vectors_a_merge_writes_read_back_exactly():
-    """The incoming memory's vector goes as a text literal (services.sql.vector_sql), also for the
+    """The incoming memory's vector goes as a text literal (memory_app.db.vector_sql), also for the
     result that keeps its text: every float32 must come back bit for bit."""
     tenant = TenantFactory()
     stored = MemoryFactory(tenant=tenant, text="User likes tea", user_id="u1")

@@ -16,7 +16,7 @@ from memory_app.retrieval.clustering import (
 )
 from memory_app.retrieval.decay import ace_factors, decay_factors
 from memory_app.retrieval.dedup import dedup_groups
-from memory_app.retrieval.fusion import minmax, rrf_scores, weighted_scores
+from memory_app.retrieval.fusion import minmax, rrf_scores
 from memory_app.retrieval.mmr import cosine_similarities, jaccard_similarities, mmr_order
 from memory_app.retrieval.packing import pack
 from memory_app.retrieval.pipeline import run_pipeline
@@ -39,9 +39,8 @@ def test_rrf_weights_tilt_towards_one_list():
     assert fused["b"] > fused["a"]
 
 
-def test_weighted_scores_normalise_each_list_before_mixing():
-    fused = weighted_scores([{"a": 100.0, "b": 0.0}, {"a": 0.1, "b": 0.2}], weights=[0.5, 0.5])
-    assert fused["a"] == pytest.approx(0.5) and fused["b"] == pytest.approx(0.5)
+def test_minmax_maps_to_zero_one_and_a_constant_list_to_ones():
+    assert list(minmax(np.array([2.0, 4.0, 3.0]))) == [0.0, 1.0, 0.5]
     assert list(minmax(np.array([3.0, 3.0]))) == [1.0, 1.0]
 
 

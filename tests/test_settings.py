@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -94,3 +97,35 @@ def test_env_file_fills_missing_variables_without_overriding_the_environment(tmp
 
     assert os.environ["MEMORY_TEST_A"] == "from-env"
     assert os.environ.pop("MEMORY_TEST_B") == "quoted"
+
+
+def _deploy_check(**extra: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "ENV_FILE": "",
+        "DEBUG": "false",
+        "ALLOWED_HOSTS": "memory.example.com",
+        "SECRET_KEY": "a-real-secret-key-for-the-deployment-check-0123456789-abcdefghij",
+        "DJANGO_SETTINGS_MODULE": "project.settings",
+        **extra,
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_relaxing_a_production_security_default_is_explicit_and_the_deploy_check_names_it():
+    result = _deploy_check(SECURE_SSL_REDIRECT="false", SESSION_COOKIE_SECURE="false")
+    assert result.returncode != 0
+    assert "security.W008" in result.stderr + result.stdout
+    assert "security.W012" in result.stderr + result.stdout
+
+
+def test_the_proxy_ssl_header_must_name_a_header_and_a_value():
+    result = _deploy_check(SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO")
+    assert result.returncode != 0
+    assert "SECURE_PROXY_SSL_HEADER must be" in result.stderr

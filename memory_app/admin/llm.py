@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from memory_app.judge import JudgeItem, get_judge
+
 logger = logging.getLogger(__name__)
 
 
@@ -24,7 +26,6 @@ def llm_merge_suggestion(texts: Sequence[str]) -> str | None:
     """The LLM's merged text for all `texts`, or None when unavailable, failed or judged not mergeable."""
     if not llm_suggestion_available() or len(texts) < 2:
         return None
-    from memory_app.judge import JudgeItem, get_judge
 
     judge = get_judge("llm")
     merged = texts[0]

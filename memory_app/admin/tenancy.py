@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
@@ -43,8 +44,22 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"Revoked {queryset.count()} key(s).")
 
 
+class AgentProfileForm(forms.ModelForm):
+    """Saving runs AgentProfile.clean(): each bad config key is named under the field."""
+
+    class Meta:
+        model = AgentProfile
+        fields = ["tenant", "agent_id", "name", "config", "created_at"]
+        help_texts = {
+            "config": 'JSON: {"store": {"deduplicate", "candidate_radius", "judge", "review_below"}, '
+            '"search": {"deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", '
+            '"dbscan_epsilon", "dbscan_min_points", "mmr", "mmr_lambda", "half_life_days"}}',
+        }
+
+
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
+    form = AgentProfileForm
     list_display = ["agent_id", "tenant", "name", "updated_at"]
     list_filter = ["tenant"]
     search_fields = ["agent_id", "name"]

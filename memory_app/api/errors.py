@@ -13,6 +13,7 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from memory_app.api.guard import too_large
 from memory_app.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,6 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, RequestDataTooBig):
-        from memory_app.api.guard import too_large
-
         return Response(json.loads(too_large().content), status=413)
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)

@@ -9,8 +9,8 @@ from rest_framework import serializers
 
 from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
+from memory_app.models.agent_config import JUDGES
 from memory_app.models.memory import MemoryKind
-from memory_app.services.store_config import JUDGES
 
 
 class StrictCharField(serializers.CharField):

@@ -26,7 +26,7 @@ from inspect import isclass
 from typing import Any
 
 from django.conf import settings
-from django.http import QueryDict
+from django.http import HttpResponse, QueryDict
 from rest_framework import exceptions, parsers, permissions, serializers
 from rest_framework.request import Request
 
@@ -161,7 +161,5 @@ def _depth_exceeds(data: Any, limit: int) -> bool:
 
 
 def json_error(code: str, message: str, status: int, fields: dict[str, Any] | None = None) -> Any:
-    from django.http import HttpResponse
-
     body = {"error": {"code": code, "message": message, "fields": fields or {}}}
     return HttpResponse(json.dumps(body), status=status, content_type="application/json")

@@ -15,14 +15,14 @@ urlpatterns = [
     path("health", HealthApi.as_view(), name="health"),
     path("health/ready", ReadinessApi.as_view(), name="health-ready"),
     path("memories", MemoryCollectionApi.as_view(), name="memory-collection"),
-    # retrieval (issue 5)
+    # retrieval: search, context injection, load-time dedup
     path("memories/search", MemorySearchApi.as_view(), name="memory-search"),
     path("context", ContextApi.as_view(), name="context"),
     path("memories/<int:memory_id>", MemoryDetailApi.as_view(), name="memory-detail"),
     path("memories/<int:memory_id>/feedback", MemoryFeedbackApi.as_view(), name="memory-feedback"),
     path("memories/<int:memory_id>/lineage", MemoryLineageApi.as_view(), name="memory-lineage"),
     path("merges/<int:change_id>/undo", ChangeUndoApi.as_view(), name="change-undo"),
-    # kinds (issue 6)
+    # kinds: sessions, procedures, knowledge, interactions
     path("sessions/<str:session_id>/messages", SessionMessagesApi.as_view(), name="session-messages"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="session-detail"),
     path("procedures/record", ProcedureRecordApi.as_view(), name="procedure-record"),
@@ -32,6 +32,6 @@ urlpatterns = [
     path("interactions", InteractionsApi.as_view(), name="interactions"),
     path("interactions/batch", InteractionsBatchApi.as_view(), name="interactions-batch"),
     path("stats", StatsApi.as_view(), name="stats"),
-    # embeddings (issue 3)
+    # embedding cache statistics
     path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),
 ]

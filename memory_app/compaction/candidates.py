@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 DEFAULT_TILE_ELEMENTS = 4_000_000  # 16 MB of float32 similarities per product
 
@@ -135,7 +136,6 @@ def find_pairs(
     """
     if blas_threads is None:
         return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, margin, tile_elements, seed)
-    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         return _find_pairs(vectors, radius, exact_max_rows, list_size, probe, margin, tile_elements, seed)

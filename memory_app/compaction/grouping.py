@@ -84,23 +84,3 @@ def cohesive_groups(
         result.append(Group(ordered, diameter))
     result.sort(key=lambda g: g.members[0])
     return result
-
-
-def union_groups(left: np.ndarray, right: np.ndarray, n: int) -> list[tuple[int, ...]]:
-    """Plain connected components of the pairs (the chaining baseline the benchmark compares to)."""
-    parent = np.arange(n)
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = int(parent[i])
-        return i
-
-    for a, b in zip(left, right, strict=True):
-        ra, rb = find(int(a)), find(int(b))
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    components: dict[int, list[int]] = {}
-    for i in {int(x) for x in np.concatenate([left, right])} if len(left) else set():
-        components.setdefault(find(i), []).append(i)
-    return [tuple(sorted(c)) for c in components.values() if len(c) > 1]

@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.conf import settings
 
+from memory_app.embeddings.breaker import provider_embed
+from memory_app.embeddings.cache import cached_embed
+from memory_app.embeddings.providers import get_provider
+from memory_app.embeddings.stats import BatchCounts, stats_record
+from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 
 if TYPE_CHECKING:
@@ -32,11 +37,6 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     Raises ApplicationError only when the provider itself fails (after its retries); a broken
     cache costs a warning and a provider call, never an error.
     """
-    from memory_app.embeddings.breaker import provider_embed
-    from memory_app.embeddings.cache import cached_embed
-    from memory_app.embeddings.providers import get_provider
-    from memory_app.embeddings.stats import BatchCounts, stats_record
-    from memory_app.embeddings.tokens import count_tokens
 
     items = list(texts)
     bad = [i for i, text in enumerate(items) if not isinstance(text, str)]

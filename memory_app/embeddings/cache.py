@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
+from memory_app.db import fetch_all
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
@@ -166,13 +167,11 @@ def _exact_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
     def lookup() -> list[tuple[int, str, list[float], int]]:
         # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path,
         # on the unique index embcache_tenant_hash_unique.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
-                f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)",
-                [*tenant_args, model, list(by_hash)],
-            )
-            return cursor.fetchall()
+        return fetch_all(
+            f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
+            f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)",
+            [*tenant_args, model, list(by_hash)],
+        )
 
     rows = _guarded("exact lookup", lookup)
     if rows is None:
@@ -196,14 +195,12 @@ def _normalized_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_It
 
     def lookup() -> list[tuple[int, str, list[float]]]:
         # On embcache_tenant_norm_idx.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
-                f"WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
-                "ORDER BY normalized_hash, id",
-                [*tenant_args, model, list(groups)],
-            )
-            return cursor.fetchall()
+        return fetch_all(
+            f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
+            f"WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
+            "ORDER BY normalized_hash, id",
+            [*tenant_args, model, list(groups)],
+        )
 
     rows = _guarded("normalized lookup", lookup) if not health.broken else None
     for entry_id, nhash, embedding in rows or []:

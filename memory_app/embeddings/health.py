@@ -16,6 +16,8 @@ from typing import Any
 
 from django.conf import settings
 
+from memory_app.db.vectors import DIMENSIONS
+
 # After this many failures in a row the provider counts as down rather than failing now and then.
 DOWN_AFTER_FAILURES = 3
 
@@ -75,7 +77,7 @@ def provider_state() -> dict[str, Any]:
         "status": status,
         "provider": settings.EMBEDDING_PROVIDER,
         "model": settings.EMBEDDING_MODEL,
-        "dimensions": settings.EMBEDDING_DIMENSIONS,
+        "dimensions": DIMENSIONS,
         "consecutive_failures": record.consecutive_failures,
         "failures": record.failures,
         "successes": record.successes,

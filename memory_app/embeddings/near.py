@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
-from pgvector.django.vector import Vector
 
+from memory_app.db import fetch_all, hnsw_settings, index_valid, local_settings, vector_literal
+from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.stats import CACHE_ERRORS
 from memory_app.models import EmbeddingCacheEntry
 
@@ -57,8 +57,6 @@ def near_dup_enabled(*, provider_is_remote: bool) -> bool:
 
 
 def proxy_vectors(texts: list[str]) -> np.ndarray:
-    from memory_app.embeddings.local import local_embed
-
     return local_embed(texts)
 
 
@@ -75,14 +73,7 @@ class _IndexState:
         if self.usable is not None and now - self.checked_at < INDEX_CHECK_SECONDS:
             return self.usable
         try:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT i.indisvalid AND i.indisready FROM pg_index i "
-                    "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
-                    [INDEX_NAME],
-                )
-                row = cursor.fetchone()
-            usable, reason = bool(row and row[0]), "missing or invalid"
+            usable, reason = bool(index_valid(INDEX_NAME)), "missing or invalid"
         except CACHE_ERRORS as exc:
             usable, reason = False, str(exc)
         self.set(usable, reason)
@@ -132,34 +123,17 @@ def near_lookup(
 ) -> list[NearMatch | None]:
     """The nearest cached text per proxy row (None when the cache has none); raises DatabaseError.
 
-    Must run inside a transaction: the HNSW settings are SET LOCAL. In a transaction of its own
-    (`restore=False`) they die with it; inside the caller's they are put back afterwards, so the
-    caller's own queries keep their settings.
+    The HNSW settings are SET LOCAL. In a transaction of its own (`restore=False`) they die with
+    it; inside the caller's they are rolled back with a savepoint afterwards, so the caller's own
+    queries keep their settings.
     """
     found: list[NearMatch | None] = [None] * len(proxies)
     if not len(proxies):
         return found
-    literals = [Vector._to_db(row) for row in proxies]
-    ef_search = int(settings.EMBEDDING_NEAR_DUP_EF_SEARCH)
-    with connection.cursor() as cursor:
-        previous = None
-        if restore:
-            cursor.execute(
-                "SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true)"
-            )
-            previous = cursor.fetchone()
-        # One round trip, no parameters (an int literal), so both SETs go in one simple query.
-        cursor.execute(
-            f"SET LOCAL hnsw.ef_search = {ef_search}; SET LOCAL hnsw.iterative_scan = relaxed_order"
-        )
-        tenant_args = [] if tenant_id is None else [tenant_id]
-        cursor.execute(_lateral_sql(tenant_id), [literals, *tenant_args, model])
-        rows = cursor.fetchall()
-        if previous is not None:
-            cursor.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', %s, true)",
-                [previous[0] or "40", previous[1] or "off"],
-            )
+    literals = [vector_literal(row) for row in proxies]
+    tenant_args = [] if tenant_id is None else [tenant_id]
+    with local_settings(hnsw_settings(ef_search=settings.EMBEDDING_NEAR_DUP_EF_SEARCH), isolate=restore):
+        rows = fetch_all(_lateral_sql(tenant_id), [literals, *tenant_args, model])
     for ordinal, entry_id, chash, skeleton, embedding, sketch, distance in rows:
         vector = np.asarray(embedding, dtype=np.float32)
         guard = np.asarray(sketch, dtype=np.float32) if sketch is not None else None

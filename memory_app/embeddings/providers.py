@@ -12,6 +12,10 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memory_app.db.vectors import DIMENSIONS
+from memory_app.embeddings import health
+from memory_app.embeddings.local import local_batcher, local_embed
+
 
 class EmbeddingProvider(Protocol):
     name: str
@@ -38,8 +42,6 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings.local import local_batcher, local_embed
-
         if settings.EMBEDDING_LOCAL_BATCHING:  # one forward pass for concurrent requests
             return np.asarray(local_batcher().embed(texts))
         return local_embed(texts)
@@ -56,7 +58,7 @@ def _settings_key() -> tuple:
     return (
         settings.EMBEDDING_PROVIDER,
         settings.EMBEDDING_MODEL,
-        settings.EMBEDDING_DIMENSIONS,
+        DIMENSIONS,
         settings.OPENAI_API_KEY,
         settings.OPENAI_BASE_URL,
         settings.OPENAI_EMBEDDING_TIMEOUT_SECONDS,
@@ -90,8 +92,6 @@ class _Recorded:
         return getattr(self.inner, name)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from memory_app.embeddings import health
-
         try:
             vectors = self.inner.embed(texts)
         except Exception as exc:
@@ -108,6 +108,7 @@ def _build(key: tuple) -> EmbeddingProvider:
 def _build_inner(key: tuple) -> EmbeddingProvider:
     name, model, dimensions = key[0], key[1], key[2]
     if name == "openai":
+        # start-up cost: openai only for the remote provider
         from memory_app.embeddings.openai_provider import OpenAIProvider
 
         return OpenAIProvider(

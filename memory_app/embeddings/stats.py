@@ -19,10 +19,11 @@ from dataclasses import dataclass, fields
 
 from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory_app.db import execute, set_local
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
 logger = logging.getLogger(__name__)
@@ -119,8 +120,7 @@ def embedding_stats_flush(*, log_failure: bool = True) -> None:
     try:
         with transaction.atomic():
             # Statistics may lose a few counts in a server crash; they need no WAL flush per write.
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            set_local({"synchronous_commit": "off"})
             for (tenant_id, model), counts in by_model.items():
                 _add_counts(tenant_id, model, counts)
             _add_entry_hits(entry_hits)
@@ -151,12 +151,11 @@ def _add_entry_hits(entry_hits: Counter[int]) -> None:
     ids = list(entry_hits)
     counts = [entry_hits[i] for i in ids]
     table = EmbeddingCacheEntry._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} AS e SET hit_count = e.hit_count + h.n, last_hit_at = now() "
-            "FROM unnest(%s::bigint[], %s::int[]) AS h(id, n) WHERE e.id = h.id",
-            [ids, counts],
-        )
+    execute(
+        f"UPDATE {table} AS e SET hit_count = e.hit_count + h.n, last_hit_at = now() "
+        "FROM unnest(%s::bigint[], %s::int[]) AS h(id, n) WHERE e.id = h.id",
+        [ids, counts],
+    )
 
 
 def stats_pending_reset() -> None:

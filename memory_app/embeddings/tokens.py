@@ -18,6 +18,7 @@ CHARS_PER_TOKEN = 4
 
 
 def _load(name: str) -> Any:
+    # start-up cost: the BPE tables load on first count
     import tiktoken
 
     offline = OFFLINE_NAMES.get(name)
@@ -32,6 +33,7 @@ def _load(name: str) -> Any:
 @functools.lru_cache(maxsize=16)
 def encoding_for(model: str | None = None) -> Any:
     """The tiktoken encoding for `model` (cl100k_base by default), or None when none can load."""
+    # start-up cost: the BPE tables load on first count
     import tiktoken
 
     name = DEFAULT_ENCODING

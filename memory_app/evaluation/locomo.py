@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_app.text import normalized_hash
+
 SESSION_KEY = re.compile(r"session_(\d+)")
 EVIDENCE = re.compile(r"D\d+:\d+")
 KS = (1, 5, 10, 20)
@@ -118,8 +120,6 @@ def memory_items(
     A conversation repeats some turns word for word ("Caroline: Thanks!"); the store keeps one
     active memory per normalised text in a scope, so a repeat adds its dia id to the first copy.
     """
-    from memory_app.text import normalized_hash
-
     texts = [turn_text(t, speaker=speaker) for t in turns]
     first: dict[tuple[int, str], dict[str, Any]] = {}
     items: list[dict[str, Any]] = []

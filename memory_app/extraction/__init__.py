@@ -34,6 +34,7 @@ def extract_memories(
     warnings: list[str] = []
     if mode in {"auto", "llm"}:
         if llm_configured():
+            # the LLM extractor loads the openai client: only when asked for
             from memory_app.extraction.llm import extract_llm
 
             try:
@@ -64,6 +65,7 @@ def extract_conversation(
     warnings: list[str] = []
     if mode in {"auto", "llm"}:
         if llm_configured():
+            # the LLM extractor loads the openai client: only when asked for
             from memory_app.extraction.llm import extract_llm_conversation
 
             try:

@@ -93,6 +93,7 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
     if said_at is None:
         return None
     base = said_at if said_at.tzinfo else said_at.replace(tzinfo=UTC)
+    # dateparser takes ~1 s to import: only for texts that carry a date
     from dateparser.search import search_dates
 
     settings = {"RELATIVE_BASE": _naive_utc(base), "PREFER_DATES_FROM": "past"}

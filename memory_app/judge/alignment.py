@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_app.embeddings.local import local_model
 from memory_app.judge import text_norm as tn
 from memory_app.judge.lexicon import NUMBER_WORDS, STOPWORDS
 
@@ -95,7 +96,7 @@ def coverage(a: TextTokens, b: TextTokens) -> np.ndarray:
         return np.full(len(a.stems), UNMATCHED)
     sim = np.clip(a.vectors @ b.vectors.T, 0.0, 1.0)
     other = {stem: j for j, stem in enumerate(b.stems)}
-    best = sim.max(axis=1)
+    best: np.ndarray = sim.max(axis=1)
     for i, (stem, is_name) in enumerate(zip(a.stems, a.names, strict=True)):
         if stem in other:
             best[i] = 1.0
@@ -163,9 +164,8 @@ class TokenEncoder:
         return out
 
     def _encode(self, texts: list[str]) -> dict[str, TextTokens]:
+        # start-up cost: torch only when the encoder runs
         import torch
-
-        from memory_app.embeddings.local import local_model
 
         model = local_model()
         batch = model.tokenizer(

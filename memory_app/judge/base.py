@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -21,7 +21,7 @@ class JudgeItem:
     # Cosine distance to the new item when the caller already has it (the store's candidate query
     # computes it in the database); otherwise a judge computes it from the two embeddings.
     distance: float | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

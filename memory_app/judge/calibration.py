@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
+from memory_app.embeddings import embedding_model_name
+
 log = logging.getLogger(__name__)
 
 CALIBRATION_DIR = Path(__file__).resolve().parent / "calibration"
@@ -33,6 +35,8 @@ class Calibration:
         coef hold one value per name (standardise, then a logistic model with `intercept`).
     max_words: the longest text (in words) among the fitted pairs; the judge reads no text more
         than reach.LENGTH_FACTOR times longer (0: no limit).
+    search_dedup_threshold: cosine distance under which search results collapse as near-duplicates
+        at load time (SEARCH_DEDUP_THRESHOLD overrides it). Not fitted: kept across refits.
     """
 
     model: str
@@ -48,6 +52,7 @@ class Calibration:
     max_words: int = 0
     fitted: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
+    search_dedup_threshold: float = 0.4
 
 
 def calibration_path(model: str) -> Path:
@@ -70,11 +75,13 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
         max_words=int(data.get("max_words", 0)),
         fitted=bool(data.get("fitted", True)),
         meta=dict(data.get("meta", {})),
+        search_dedup_threshold=float(data.get("search_dedup_threshold", 0.4)),
     )
 
 
 def calibration_to_dict(cal: Calibration) -> dict[str, Any]:
     return {
+        "search_dedup_threshold": cal.search_dedup_threshold,
         "model": cal.model,
         "candidate_radius": cal.candidate_radius,
         "review_below": cal.review_below,
@@ -107,8 +114,6 @@ def _load_file(model: str) -> Calibration:
 
 def load_calibration(model: str | None = None) -> Calibration:
     """The calibration for `model` (default: the configured embedding model), with settings overrides."""
-    from memory_app.embeddings import embedding_model_name
-
     cal = _load_file(model or embedding_model_name())
     radius = getattr(settings, "DEDUP_CANDIDATE_RADIUS", None)
     review_below = getattr(settings, "DEDUP_REVIEW_BELOW", None)

@@ -20,7 +20,7 @@ from memory_app.judge import reach
 from memory_app.judge.alignment import token_encoder
 from memory_app.judge.calibration import Calibration
 from memory_app.judge.features import FEATURE_NAMES, pair_facts
-from memory_app.judge.offline import judge_pair
+from memory_app.judge.offline import duplicate_probability, judge_pair, vetoed
 from memory_app.judge.policy import decide
 
 LABELS = ("duplicate", "update", "distinct", "refine")
@@ -80,6 +80,7 @@ def fit_duplicate_model(
     model is fitted on the rest, where it has to tell a restatement from another fact about the
     same subject, and not on minimal edits it would learn to read by their word counts.
     """
+    # start-up cost: scikit-learn only when fitting
     from sklearn.linear_model import LogisticRegression
 
     keep = labels != "refine"
@@ -96,8 +97,6 @@ def fit_duplicate_model(
 
 def ruled_out(pairs: Sequence[dict[str, Any]], distances: np.ndarray) -> np.ndarray:
     """True where a rule forbids merging the pair whatever the model says."""
-    from memory_app.judge.offline import vetoed
-
     facts = (pair_facts(p["existing"], p["new"], float(d)) for p, d in zip(pairs, distances, strict=True))
     return np.array([bool(vetoed(f)) for f in facts])
 
@@ -116,7 +115,7 @@ def simulate(pairs: Sequence[dict[str, Any]], distances: np.ndarray, cal: Calibr
 
 def metrics(labels: Sequence[str], actions: Sequence[str]) -> dict[str, Any]:
     """The figures evaluate_dedup reports, from labels and actions."""
-    table = {label: Counter() for label in LABELS}
+    table: dict[str, Counter[str]] = {label: Counter() for label in LABELS}
     for label, action in zip(labels, actions, strict=True):
         table[label][action] += 1
     n = {label: sum(table[label].values()) for label in LABELS}
@@ -155,7 +154,6 @@ def choose_thresholds(
     radius = round(float(np.ceil((np.quantile(reach, RADIUS_QUANTILE) + RADIUS_MARGIN) * 20) / 20), 2)
     cal = replace(cal, candidate_radius=min(radius, 1.0))
     facts = [pair_facts(p["existing"], p["new"], float(d)) for p, d in zip(pairs, distances, strict=True)]
-    from memory_app.judge.offline import duplicate_probability
 
     probs = np.array([duplicate_probability(f, cal) for f in facts])
     dup_probs = np.sort(probs[labels == "duplicate"])
@@ -222,6 +220,7 @@ def cross_validate(
     feature_names: Sequence[str] = FEATURE_NAMES,
 ) -> dict[str, Any]:
     """Repeated stratified k-fold: fit on k-1 folds, decide on the held-out fold, pool the actions."""
+    # start-up cost: scikit-learn only when fitting
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     labels = np.array([p["label"] for p in pairs])

@@ -18,6 +18,8 @@ from typing import Any
 from django.conf import settings
 
 from memory_app.judge.base import RELATIONS, JudgeItem, Judgement, RelationJudge
+from memory_app.judge.merge import lost_facts
+from memory_app.judge.policy import DISTINCT_SURE
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +96,11 @@ def parse_judgements(content: str | None, count: int) -> list[Judgement]:
             raise LLMJudgeError(f"bad or repeated index {index!r}")
         if relation not in RELATIONS:
             raise LLMJudgeError(f"unknown relation {relation!r}")
-        numeric = isinstance(confidence, int | float) and not isinstance(confidence, bool)
-        if not numeric or not 0 <= confidence <= 1:
+        if (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int | float)
+            or not 0 <= confidence <= 1
+        ):
             raise LLMJudgeError(f"confidence out of range: {confidence!r}")
         merged = entry.get("merged_text")
         merged = merged.strip() if isinstance(merged, str) and relation in ("duplicate", "refine") else None
@@ -107,8 +112,6 @@ def checked_merges(
     new: JudgeItem, candidates: list[JudgeItem], judgements: list[Judgement]
 ) -> list[Judgement]:
     """A duplicate or refine whose merged text loses a number or name of either source → distinct."""
-    from memory_app.judge.merge import lost_facts
-    from memory_app.judge.policy import DISTINCT_SURE
 
     checked = []
     for candidate, judgement in zip(candidates, judgements, strict=True):
@@ -131,6 +134,7 @@ class LLMJudge:
 
     def __init__(self, fallback: RelationJudge | None = None) -> None:
         if fallback is None:
+            # the fallback judge loads the token encoder: only on a failure
             from memory_app.judge.offline import OfflineJudge
 
             fallback = OfflineJudge()
@@ -139,6 +143,7 @@ class LLMJudge:
         self.fallbacks = 0
 
     def _client(self) -> Any:
+        # start-up cost: openai only when the LLM judge runs
         from openai import OpenAI
 
         return OpenAI(
@@ -150,6 +155,7 @@ class LLMJudge:
         )
 
     def _ask(self, new: JudgeItem, candidates: list[JudgeItem]) -> str | None:
+        # start-up cost: openai only when the LLM judge runs
         from openai import BadRequestError
 
         client = self._client()
@@ -165,7 +171,8 @@ class LLMJudge:
         except BadRequestError as exc:  # a server without structured output: the prompt shows the shape
             log.info("LLM server refused json_schema output (%s); asking for a JSON object", exc)
             response = client.chat.completions.create(**request, response_format={"type": "json_object"})
-        return response.choices[0].message.content
+        content: str | None = response.choices[0].message.content
+        return content
 
     def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
         if not candidates:

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 import mcp_types as types
+from drf_spectacular.generators import SchemaGenerator
 
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
@@ -150,8 +151,6 @@ def error_result(result: OperationResult) -> types.CallToolResult:
 
 @cache
 def openapi_document() -> dict[str, Any]:
-    from drf_spectacular.generators import SchemaGenerator
-
     return SchemaGenerator().get_schema(request=None, public=True)
 
 

@@ -4,6 +4,8 @@ from django.db import models
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
+from memory_app.db.vectors import DIMENSIONS
+
 
 class EmbeddingCacheEntry(models.Model):
     """A computed embedding, keyed by tenant, model and text digest, so no text is embedded twice.
@@ -29,9 +31,9 @@ class EmbeddingCacheEntry(models.Model):
     skeleton_hash = models.CharField(
         max_length=64, blank=True, db_default="", help_text="tenant-keyed HMAC of the identity skeleton"
     )
-    embedding = VectorField(dimensions=384)
+    embedding = VectorField(dimensions=DIMENSIONS)
     # A cheap stand-in vector (local model) used to find near-duplicate texts of a remote provider.
-    proxy_embedding = VectorField(dimensions=384, null=True, blank=True)
+    proxy_embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
     # The order-aware guard of near-duplicate reuse (embeddings/sketch.py); never indexed.
     surface_sketch = VectorField(dimensions=512, null=True, blank=True)
     token_count = models.IntegerField(default=0)

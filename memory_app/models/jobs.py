@@ -4,6 +4,7 @@ from django.db import models
 from django.utils import timezone
 from pgvector.django import VectorField
 
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.models.tenancy import Tenant
 
 
@@ -62,7 +63,7 @@ class ReindexVector(models.Model):
     memory = models.OneToOneField(
         "memory_app.Memory", on_delete=models.CASCADE, primary_key=True, related_name="reindex_next"
     )
-    embedding = VectorField(dimensions=384)
+    embedding = VectorField(dimensions=DIMENSIONS)
     model = models.CharField(max_length=200)
     text_hash = models.CharField(max_length=64, help_text="the text the vector was built from")
     created_at = models.DateTimeField(default=timezone.now)

@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.models.tenancy import Tenant
 
 
@@ -41,7 +42,9 @@ class Memory(models.Model):
 
     text = models.TextField()
     text_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised text")
-    embedding = VectorField(dimensions=384, null=True, blank=True)
+    embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
+    # Not a column: set on rows the lineage path loads without their vector (services.lineage_sql).
+    has_embedding: bool
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     search_vector = models.GeneratedField(
         expression=SearchVector("text", weight="A", config="english")

@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.models.tenancy import Tenant
 
 
@@ -15,7 +16,7 @@ class Procedure(models.Model):
     user_id = models.CharField(max_length=255, blank=True, default="")
     pattern = models.TextField(help_text="normalised query pattern")
     pattern_hash = models.CharField(max_length=64)
-    pattern_embedding = VectorField(dimensions=384, null=True, blank=True)
+    pattern_embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     tool_sequence = models.JSONField(default=list)
     execution_count = models.IntegerField(default=0)

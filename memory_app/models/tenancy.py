@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+
+from memory_app.models.agent_config import AgentProfileConfig
 
 
 class Tenant(models.Model):
@@ -63,3 +66,13 @@ class AgentProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} ({self.tenant})"
+
+    def clean(self) -> None:
+        super().clean()
+        problems = AgentProfileConfig.errors(self.config)
+        if problems:
+            raise ValidationError({"config": problems})
+
+    @property
+    def parsed_config(self) -> AgentProfileConfig:
+        return AgentProfileConfig.parse(self.config)

@@ -20,7 +20,8 @@ def cosine_distances(embeddings: np.ndarray) -> np.ndarray:
     unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
     distances = 1.0 - unit @ unit.T
     np.fill_diagonal(distances, 0.0)
-    return np.clip(distances, 0.0, 2.0)
+    clipped: np.ndarray = np.clip(distances, 0.0, 2.0)
+    return clipped
 
 
 @dataclass(frozen=True)

@@ -39,25 +39,6 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low)
 
 
-def weighted_scores(
-    scores: Sequence[Mapping[Hashable, float]],
-    *,
-    weights: Sequence[float],
-) -> dict[Hashable, float]:
-    """Weighted sum of min-max normalised scores (higher is better); a missing item scores 0 there."""
-    if len(weights) != len(scores):
-        raise ValueError("one weight per score map")
-    fused: dict[Hashable, float] = {}
-    for mapping, weight in zip(scores, weights, strict=True):
-        if not mapping:
-            continue
-        keys = list(mapping)
-        normed = minmax(np.array([mapping[key] for key in keys]))
-        for key, value in zip(keys, normed, strict=True):
-            fused[key] = fused.get(key, 0.0) + weight * float(value)
-    return fused
-
-
 def ranked(scores: Mapping[Hashable, float]) -> list[Hashable]:
     """Keys by descending score; ties keep insertion order (stable)."""
     return sorted(scores, key=lambda key: -scores[key])

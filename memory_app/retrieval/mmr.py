@@ -31,7 +31,8 @@ def cosine_similarities(embeddings: np.ndarray) -> np.ndarray:
     matrix = np.asarray(embeddings, dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
-    return unit @ unit.T
+    similarities: np.ndarray = unit @ unit.T
+    return similarities
 
 
 def mmr_order(

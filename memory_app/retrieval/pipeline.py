@@ -25,6 +25,7 @@ def single_threaded_blas() -> None:
     bench/pipeline.py: p50 0.3 ms vs 55-115 ms for DBSCAN and MMR on 50 rows under load)."""
     global _blas_limited
     if not _blas_limited:
+        # start-up cost: inspects the loaded BLAS libraries on import
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")

@@ -22,29 +22,19 @@ Vector plans, chosen by the size of the scope (`scope_plan`):
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
 
-from memory_app.db_routing import read_alias, read_connection
+from memory_app.db import count_up_to, fetch_all, hnsw_settings, local_settings, vector_literal
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.selectors.search_types import Candidate, SearchFilters
 
 MEMORY_TABLE = "memory_app_memory"
 Match = Literal["all", "any"]
-
-
-def _vector_literal(vector: np.ndarray | Sequence[float]) -> str:
-    values = np.asarray(vector, dtype=np.float32).ravel()
-    if values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError("query_embedding must be a non-empty finite vector")
-    return "[" + ",".join(map(str, values.tolist())) + "]"
 
 
 def filter_sql(*, tenant: Tenant, filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
@@ -133,10 +123,7 @@ def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
             params.append(value)
     statuses = "('active', 'superseded')" if filters.include_superseded else "('active')"
     clauses.append(f"status IN {statuses}")
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {MEMORY_TABLE} WHERE {' AND '.join(clauses)} LIMIT %s) s"
-    with read_connection().cursor() as cursor:
-        cursor.execute(sql, [*params, cap + 1])
-        return int(cursor.fetchone()[0])
+    return count_up_to(table=MEMORY_TABLE, where=" AND ".join(clauses), params=params, limit=cap + 1)
 
 
 def scope_plan(*, tenant: Tenant, filters: SearchFilters) -> ScopePlan:
@@ -176,11 +163,7 @@ def _hnsw_statement(*, where: str, params: list[Any], vector: str, k: int, ef_se
         f"FROM {MEMORY_TABLE} m WHERE {where} ORDER BY m.embedding <=> %s::vector LIMIT %s) "
         "SELECT id, distance FROM nn ORDER BY distance, id LIMIT %s"
     )
-    local = {
-        "hnsw.ef_search": str(ef_search),
-        "hnsw.iterative_scan": "relaxed_order",
-        "hnsw.max_scan_tuples": str(settings.SEARCH_HNSW_MAX_SCAN_TUPLES),
-    }
+    local = hnsw_settings(ef_search=ef_search, max_scan_tuples=settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
     return sql, [vector, *params, vector, fetch, k], local
 
 
@@ -189,41 +172,21 @@ def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]
     if explain:
         sql = "EXPLAIN (COSTS OFF) " + sql
     if not local:
-        with read_connection().cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-    with _local_settings(local) as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-@contextmanager
-def _local_settings(values: dict[str, str]) -> Iterator[Any]:
-    """A cursor in a transaction where `values` are SET LOCAL; they end with it.
-
-    Inside a caller's transaction the settings live in a savepoint that is rolled back afterwards
-    (only reads happened), so they never leak into the caller's later queries.
-    """
-    assignments = ", ".join("set_config(%s, %s, true)" for _ in values)
-    params = [item for pair in values.items() for item in pair]
-    alias = read_alias()
-    outer = read_connection().in_atomic_block
-    with transaction.atomic(using=alias, savepoint=False):
-        savepoint = transaction.savepoint(using=alias) if outer else None
-        try:
-            with read_connection().cursor() as cursor:
-                cursor.execute(f"SELECT {assignments}", params)
-                yield cursor
-        finally:
-            if savepoint is not None:
-                transaction.savepoint_rollback(savepoint, using=alias)
+        return fetch_all(sql, params)
+    # Inside a caller's transaction the settings live in a savepoint rolled back afterwards (only
+    # reads happen here), so they never leak into the caller's later queries.
+    with local_settings(local):
+        return fetch_all(sql, params)
 
 
 def _statement(
     *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None
 ) -> tuple[str, Statement, Statement]:
     """The chosen plan's name, its statement and the exact statement (its fallback)."""
-    vector = _vector_literal(query_embedding)
+    try:
+        vector = vector_literal(query_embedding)
+    except ValueError:
+        raise ValueError("query_embedding must be a non-empty finite vector") from None
     where, params = filter_sql(tenant=tenant, filters=filters)
     where += " AND m.embedding_model = %s AND m.embedding IS NOT NULL"
     params.append(embedding_model_name())
@@ -297,7 +260,5 @@ def fulltext_candidates(
         f"WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where} "
         "ORDER BY rank DESC, m.id LIMIT %s"
     )
-    with read_connection().cursor() as cursor:
-        cursor.execute(sql, [query, *params, k])
-        rows = cursor.fetchall()
+    rows = fetch_all(sql, [query, *params, k])
     return [Candidate(memory_id=row[0], score=float(row[1]), plan="fulltext") for row in rows]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
+from django.db.models import Count
 
+from memory_app.db import copy_out
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
-DIMENSIONS = 384
 # COPY BINARY row: field count (int16), then int32 length + int8 id, int32 length + vector
 # (int16 dim, int16 unused, dim x float4), all big-endian.
 _ROW = np.dtype(
@@ -58,7 +59,6 @@ def compaction_scopes(
         qs = qs.filter(namespace=namespace)
     if kind is not None:
         qs = qs.filter(kind=kind)
-    from django.db.models import Count
 
     rows = (
         qs.values_list("user_id", "namespace", "kind")
@@ -86,12 +86,7 @@ def scope_vectors(*, tenant: Tenant, scope: ScopeKey) -> tuple[np.ndarray, np.nd
         "AND namespace = %s AND kind = %s AND status = 'active' AND embedding IS NOT NULL "
         "ORDER BY id) TO STDOUT (FORMAT BINARY)"
     )
-    buffer = bytearray()
-    with connection.cursor() as cursor:
-        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
-        with raw.copy(query, [tenant.pk, scope.user_id, scope.namespace, scope.kind]) as copy:
-            for chunk in copy:
-                buffer += chunk
+    buffer = copy_out(query, [tenant.pk, scope.user_id, scope.namespace, scope.kind])
     body = memoryview(buffer)[_HEADER : len(buffer) - 2]  # drop the header and the -1 trailer
     rows = np.frombuffer(body, dtype=_ROW)
     if rows.size and (rows["dim"] != DIMENSIONS).any():

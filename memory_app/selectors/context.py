@@ -28,6 +28,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.retrieval.packing import PartLines, compose
 from memory_app.selectors.procedures import procedure_suggest
+from memory_app.selectors.search import memory_search, query_embedding_of
 from memory_app.selectors.search_types import SearchFilters
 from memory_app.selectors.sessions import session_find, session_messages
 
@@ -112,8 +113,6 @@ def search_memories(
     part: str = "",
 ) -> list[dict[str, Any]]:
     """Ranked memories for the query through the search contract (memory_search)."""
-    from memory_app.selectors.search import memory_search
-
     result = memory_search(
         tenant=tenant,
         query=query,
@@ -286,7 +285,6 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     if request.include_episodic or request.include_semantic:
         # Embedded once for both searches (each would otherwise look the text up in the embedding
         # cache again). A failure leaves None, and each search then degrades on its own.
-        from memory_app.selectors.search import query_embedding_of
 
         call.embedding = query_embedding_of(request.query, tenant)
     began = _lap(call, "embedding", began)

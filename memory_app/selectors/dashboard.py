@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from memory_app.models import DuplicateCluster, Memory, MemoryChange, Tenant
 from memory_app.models.review import ClusterStatus
+from memory_app.selectors.embedding_stats import embedding_stats
 
 RESOLUTION_SAMPLE = 5000  # enough for a stable median without reading every resolved cluster
 
@@ -119,8 +120,6 @@ def review_backlog(*, tenant: Tenant | None, now: dt.datetime | None = None) -> 
 
 def embedding_cache_savings() -> list[CacheSavings]:
     """Per embedding model, summed over every tenant's private cache (staff only)."""
-    from memory_app.selectors.embedding_stats import embedding_stats
-
     out = []
     for s in embedding_stats(tenant=None):
         hits = s.exact_hits + s.normalized_hits + s.near_hits

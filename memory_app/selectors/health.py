@@ -19,9 +19,11 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from memory_app.db import execute, fetch_one
 from memory_app.db_routing import replica_aliases, replicas_report
 from memory_app.embeddings.breaker import breaker
 from memory_app.embeddings.health import provider_state
+from project.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +38,14 @@ def _failure(exc: BaseException, *, detailed: bool) -> dict[str, Any]:
 def database_status() -> dict[str, Any]:
     """Run in a pool thread: a connection of its own, closed again (threads own their connections)."""
     try:
-        with connections["default"].cursor() as cursor:
-            cursor.execute("SET statement_timeout = %s", [int(settings.HEALTH_CHECK_TIMEOUT_SECONDS * 1000)])
-            cursor.execute(
-                "SELECT current_setting('server_version'), "
-                "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
-            )
-            row = cursor.fetchone()
+        execute("SET statement_timeout = %s", [int(settings.HEALTH_CHECK_TIMEOUT_SECONDS * 1000)])
+        row = fetch_one(
+            "SELECT current_setting('server_version'), "
+            "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+        )
     finally:
         connections.close_all()
-    version, pgvector = row
+    version, pgvector = row or (None, None)
     return {
         "status": "ok" if pgvector else "error",
         "postgresql_version": version,
@@ -68,7 +68,6 @@ def replicas_status() -> dict[str, Any]:
 def broker_status() -> dict[str, Any]:
     if not settings.CELERY_BROKER_URL:
         return {"status": "inline", "detail": "no CELERY_BROKER_URL: tasks run inline"}
-    from project.celery import app
 
     with app.connection_for_write(connect_timeout=settings.HEALTH_CHECK_TIMEOUT_SECONDS) as conn:
         conn.ensure_connection(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from memory_app.db_routing import read_connection
+from memory_app.db import fetch_all
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
@@ -49,15 +49,14 @@ def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 
 def _by_confidence(*, tenant: Tenant, filters: SearchFilters, k: int) -> list[Memory]:
     """The scope's most trusted rows: confidence, then net feedback, then newest."""
     where, params = filter_sql(tenant=tenant, filters=filters)
-    with read_connection().cursor() as cursor:
-        cursor.execute(
-            f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
-            "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",
-            [*params, k],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-    rows = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
-    return [rows[i] for i in ids if i in rows]
+    rows = fetch_all(
+        f"SELECT m.id FROM {MEMORY_TABLE} m WHERE {where} "
+        "ORDER BY m.confidence DESC, m.helpful_count - m.harmful_count DESC, m.id DESC LIMIT %s",
+        [*params, k],
+    )
+    ids = [row[0] for row in rows]
+    by_id = Memory.objects.filter(tenant=tenant, pk__in=ids).defer("embedding", "search_vector").in_bulk()
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def memory_context(

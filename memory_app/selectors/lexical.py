@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 
-from memory_app.db_routing import read_connection
+from memory_app.db import fetch_all
 from memory_app.models import Tenant
 from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
 from memory_app.selectors.search_types import Candidate, SearchFilters
@@ -103,9 +103,7 @@ def bm25_candidates(
         LIMIT %s
     """
     args = [query, query, *params, *stats_params, weight_b, k1, k1, b, b, k]
-    with read_connection().cursor() as cursor:
-        cursor.execute(sql, args)
-        rows = cursor.fetchall()
+    rows = fetch_all(sql, args)
     if cached is None and rows and rows[0][2] >= STATS_CACHE_MIN_ROWS:
         if len(_STATS) >= _STATS_MAX:
             _STATS.clear()

@@ -24,6 +24,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from memory_app.db import count_up_to, execute_all, fetch_all, hnsw_settings, set_local_sql, vector_literal
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
@@ -41,10 +42,6 @@ class Neighbour:
     text: str
     created_at: datetime
     distance: float  # cosine distance to the query vector, computed by pgvector
-
-
-def vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.8g}" for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
 
 
 _SCOPE_WHERE = "tenant_id = %s AND user_id = %s AND namespace = %s AND kind = %s AND status = %s"
@@ -65,13 +62,10 @@ def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) ->
     seen = _large_scopes.get(key)
     if seen is not None and time.monotonic() - seen < LARGE_SCOPE_TTL:
         return False
-    table = Memory._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {_SCOPE_WHERE} LIMIT %s) s",
-            [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE, limit + 1],
-        )
-        small = int(cursor.fetchone()[0]) <= limit
+    params = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
+    small = (
+        count_up_to(table=Memory._meta.db_table, where=_SCOPE_WHERE, params=params, limit=limit + 1) <= limit
+    )
     if not small:
         if len(_large_scopes) > 10_000:
             _large_scopes.clear()
@@ -139,22 +133,18 @@ def scope_neighbours(
     scope_params: list[object] = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
     if about:
         scope_params.append(about)
-    with connection.cursor() as cursor:
-        if exact:
-            cursor.execute(_exact_sql(table, about=bool(about)), [*scope_params, literal, k, radius])
-        else:
-            # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
-            # Sent with the query in one round trip (the client-side-binding cursor allows several
-            # statements); the SELECT is the last result.
-            ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
-            cursor.execute(
-                "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-                f"SET LOCAL hnsw.ef_search = {ef_search}; " + _hnsw_sql(table, about=bool(about)),
-                [literal, *scope_params, literal, k, radius],
-            )
-            while cursor.description is None and cursor.nextset():
-                pass
-        rows = cursor.fetchall()
+    if exact:
+        rows = fetch_all(_exact_sql(table, about=bool(about)), [*scope_params, literal, k, radius])
+    else:
+        # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
+        # Sent with the query in one round trip; the SELECT is the last result.
+        ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
+        rows = execute_all(
+            [
+                set_local_sql(hnsw_settings(ef_search=ef_search)),
+                (_hnsw_sql(table, about=bool(about)), [literal, *scope_params, literal, k, radius]),
+            ]
+        )
     # No vectors come back: the judge needs each candidate's distance, which the query has, and a
     # merge copies the surviving text's vector inside the database (services.lineage_sql).
     return [Neighbour(memory_id=r[0], text=r[1], created_at=r[2], distance=float(r[3])) for r in rows]

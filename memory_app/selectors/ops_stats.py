@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from memory_app.db_routing import read_connection
+from memory_app.db import fetch_one
 from memory_app.models import DuplicateCluster, MaintenanceJob, Memory, MemoryChange, ReindexVector, Tenant
 from memory_app.models.review import ClusterStatus
 
@@ -53,10 +53,9 @@ def memory_stats(*, tenant: Tenant, top_scopes: int = 5) -> dict[str, Any]:
 
 def storage_stats() -> dict[str, int]:
     """Store-wide sizes (bytes) of the memory table and its indexes."""
-    with read_connection().cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_total_relation_size(%s::regclass), pg_indexes_size(%s::regclass)",
-            [Memory._meta.db_table, Memory._meta.db_table],
-        )
-        total, indexes = cursor.fetchone()
+    row = fetch_one(
+        "SELECT pg_total_relation_size(%s::regclass), pg_indexes_size(%s::regclass)",
+        [Memory._meta.db_table, Memory._meta.db_table],
+    )
+    total, indexes = row or (0, 0)
     return {"memory_table_total_bytes": int(total), "memory_indexes_bytes": int(indexes)}

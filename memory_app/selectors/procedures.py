@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from pgvector.django import CosineDistance
 
+from memory_app.embeddings import embed_text, embedding_model_name
 from memory_app.models import Procedure, Tenant
 from memory_app.retrieval.procedural import is_recommended, procedure_confidence
 from memory_app.text import pattern_hash, query_pattern
@@ -50,7 +51,6 @@ def procedure_suggest(
     exact = scope.defer("pattern_embedding").filter(pattern_hash=pattern_hash(query)).first()
     if exact is not None:
         return _suggestion(exact, "exact", 0.0)
-    from memory_app.embeddings import embed_text, embedding_model_name
 
     # Vectors of another model are not comparable: only patterns embedded by the current one.
     scope = scope.filter(embedding_model=embedding_model_name())

@@ -11,12 +11,16 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 from pgvector.django import MaxInnerProduct
 
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError
+from memory_app.judge import get_judge
+from memory_app.judge.calibration import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
@@ -24,6 +28,7 @@ from memory_app.selectors.candidates import fulltext_candidates, vector_candidat
 from memory_app.selectors.lexical import bm25_candidates
 from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search_types import Candidate, SearchFilters
+from memory_app.services.memories import memory_touch
 
 log = logging.getLogger(__name__)
 DAY = 86400.0
@@ -76,8 +81,6 @@ class _Phases:
 
 def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
     """The query's vector, or None when the provider fails (search then runs on full text only)."""
-    from memory_app.embeddings import embed_text
-
     try:
         return np.asarray(embed_text(query, tenant=tenant), dtype=np.float32)
     except Exception as exc:  # a failed provider degrades search to full text, never a 500
@@ -88,8 +91,6 @@ def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
 def _lexical(
     *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
 ) -> list[Candidate]:
-    from django.conf import settings
-
     if opts.lexical == "ts_rank":
         return fulltext_candidates(tenant=tenant, filters=filters, query=query, k=k)
     return bm25_candidates(
@@ -112,8 +113,6 @@ def _fuse(
     if mode == "fulltext" or not cosine:
         return dict(lexical_scores)
     if opts.fusion == "rrf":
-        from django.conf import settings
-
         vector_rank = sorted(cosine, key=lambda i: -cosine[i])
         return fusion.rrf_scores(
             [vector_rank, [c.memory_id for c in lexical]],
@@ -262,8 +261,6 @@ def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
 
 
 def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
-    from django.conf import settings
-
     if not members:
         return np.ones(0)
     now = timezone.now()
@@ -300,9 +297,6 @@ def _post_process(
     judge = None
     min_confidence = 0.0
     if opts.deduplicate:
-        from memory_app.judge import get_judge
-        from memory_app.judge.calibration import load_calibration
-
         judge = get_judge("llm" if opts.dedup_use_llm else "offline")
         min_confidence = load_calibration().review_below
     outcome = run_pipeline(
@@ -336,7 +330,6 @@ def _post_process(
 
 def touch_after_commit(*, tenant: Tenant, ids: list[int]) -> None:
     """One UPDATE for all returned rows, after the surrounding transaction commits (or now)."""
-    from memory_app.services.memories import memory_touch
 
     def touch() -> None:
         try:

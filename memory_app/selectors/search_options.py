@@ -7,12 +7,12 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app.models import AgentProfile, Tenant
+from memory_app.embeddings import embedding_model_name
+from memory_app.judge.calibration import load_calibration
+from memory_app.models import Tenant
+from memory_app.selectors.agent_profiles import agent_config
 
 MODES = ("hybrid", "vector", "fulltext")
-# Load-time dedup distance per embedding model when SEARCH_DEDUP_THRESHOLD is unset.
-DEDUP_THRESHOLDS = {"all-MiniLM-L6-v2": 0.4}
-DEFAULT_DEDUP_THRESHOLD = 0.4
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,10 @@ class ResolvedOptions:
 
 
 def _defaults() -> ResolvedOptions:
-    from memory_app.embeddings import embedding_model_name
-
     threshold = settings.SEARCH_DEDUP_THRESHOLD
     if threshold is None:
-        threshold = DEDUP_THRESHOLDS.get(embedding_model_name(), DEFAULT_DEDUP_THRESHOLD)
+        # Per embedding model, in the model's calibration file beside the store's thresholds.
+        threshold = load_calibration(embedding_model_name()).search_dedup_threshold
     return ResolvedOptions(
         deduplicate=settings.SEARCH_DEDUP_ENABLED,
         dedup_threshold=float(threshold),
@@ -77,38 +76,9 @@ def _defaults() -> ResolvedOptions:
     )
 
 
-# Keys an AgentProfile.config may set, with the type each must have (bad values are ignored, logged).
-PROFILE_KEYS: dict[str, type | tuple[type, ...]] = {
-    "deduplicate": bool,
-    "dedup_threshold": (int, float),
-    "dedup_use_llm": bool,
-    "clustering": bool,
-    "dbscan_epsilon": (int, float),
-    "dbscan_min_points": int,
-    "mmr": bool,
-    "mmr_lambda": (int, float),
-    "half_life_days": (int, float),
-}
-
-
 def profile_overrides(*, tenant: Tenant, agent_id: str | None) -> dict[str, Any]:
-    """The search keys of the agent's profile config (its "search" object, or the top level)."""
-    if not agent_id:
-        return {}
-    profile = AgentProfile.objects.filter(tenant=tenant, agent_id=agent_id).only("config").first()
-    if profile is None or not isinstance(profile.config, dict):
-        return {}
-    config = profile.config.get("search", profile.config)
-    if not isinstance(config, dict):
-        return {}
-    result: dict[str, Any] = {}
-    for key, kind in PROFILE_KEYS.items():
-        value = config.get(key)
-        if value is None or (isinstance(value, bool) and kind is not bool):
-            continue
-        if isinstance(value, kind):
-            result[key] = value
-    return result
+    """The search keys the agent's profile sets (its "search" object, or the top level)."""
+    return agent_config(tenant=tenant, agent_id=agent_id).search.overrides()
 
 
 def resolve_options(

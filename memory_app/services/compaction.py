@@ -23,8 +23,13 @@ from django.conf import settings
 from django.db import transaction
 
 from memory_app.compaction import cohesive_groups, find_pairs
+from memory_app.embeddings import embedding_model_name
 from memory_app.errors import ApplicationError
+from memory_app.judge import get_judge
 from memory_app.judge.base import JudgeItem, Judgement
+from memory_app.judge.calibration import load_calibration
+from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
+from memory_app.judge.policy import decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterOrigin
@@ -83,10 +88,6 @@ class JudgeTools:
 
 
 def judge_tools(*, judge_name: str | None = None, radius: float | None = None) -> JudgeTools:
-    from memory_app.embeddings import embedding_model_name
-    from memory_app.judge import get_judge
-    from memory_app.judge.calibration import load_calibration
-    from memory_app.judge.policy import decide
 
     calibration = load_calibration(embedding_model_name())
     chosen = radius or settings.COMPACTION_RADIUS
@@ -113,8 +114,6 @@ def _merge_plan(
     text if the choice loses something of the anchor). A member joins only if the kept text stands
     for it; one that would lose a number or a name goes to review.
     """
-    from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
-
     sources = [anchor.text, *(m.text for m, _ in merge)]
     proposed = next((j.merged_text for _, j in merge if j.merged_text), None)
     if proposed and keeps_everything(proposed, sources):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_app.embeddings import embed_texts
 from memory_app.models import Memory, Tenant
 from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions
@@ -103,8 +104,6 @@ def baseline_metrics(results: list[PairResult], threshold: float = BASELINE_THRE
 
 def evaluate_pairs(*, pairs: list[Pair], judge: str | None = None) -> tuple[list[PairResult], float]:
     """Runs every pair through memory_store in a scratch tenant (deleted afterwards, even on error)."""
-    from memory_app.embeddings import embed_texts
-
     vectors = embed_texts([p.existing for p in pairs] + [p.new for p in pairs], tenant=None)
     existing_vecs, new_vecs = vectors[: len(pairs)], vectors[len(pairs) :]
     tenant = Tenant.objects.create(name="evaluate_dedup scratch", slug=f"eval-dedup-{uuid.uuid4().hex[:12]}")

@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import Question
 from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
+from memory_app.judge.llm import LLMJudge
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
@@ -141,8 +143,6 @@ def evaluate_stream(
     With the LLM judge, one instance serves the whole run (the store would make one per item) so
     the report can say how often it fell back to the offline judge.
     """
-    from memory_app.embeddings import embed_texts
-    from memory_app.judge.llm import LLMJudge
 
     llm = LLMJudge() if judge == "llm" else None
 

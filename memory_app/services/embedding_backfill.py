@@ -23,8 +23,11 @@ from django.db import transaction
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.services.queue import task_send
 
 logger = logging.getLogger(__name__)
+
+FILL_TASK = "memory.embeddings_fill"
 
 
 def memories_embedding_pending(*, tenant: Tenant, memory_ids: Iterable[int]) -> set[int]:
@@ -43,10 +46,8 @@ def embedding_backfill_enqueue(*, memory_ids: Iterable[int]) -> None:
         return
 
     def send() -> None:
-        from memory_app.tasks import memory_embeddings_fill
-
         try:
-            memory_embeddings_fill.delay(ids)
+            task_send(FILL_TASK, ids)
         except Exception as exc:  # the broker is a dependency that may be down too
             logger.warning("embedding fill for %d memories not queued (%s); the sweep will", len(ids), exc)
 

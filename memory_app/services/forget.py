@@ -19,6 +19,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
 from memory_app.embeddings.keys import CacheKeys
+from memory_app.errors import ApplicationError
 from memory_app.models import (
     ClusterMember,
     ConversationSession,
@@ -113,8 +114,6 @@ def user_memories_delete(
     """Forget a user: the chosen kinds, hard-deleted with their lineage. The tenant's shared
     knowledge base (semantic rows with user_id "") is not the user's and stays."""
     if not user_id:
-        from memory_app.errors import ApplicationError
-
         raise ApplicationError("user_id is required.", fields={"user_id": ["This field is required."]})
     counts = {"episodic": 0, "semantic": 0, "procedural": 0, "sessions": 0, "messages": 0}
     kinds = [k for k, on in (("episodic", episodic), ("semantic", semantic)) if on]

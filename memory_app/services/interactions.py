@@ -26,6 +26,7 @@ from memory_app.extraction.conversation import CONTEXT_RADIUS
 from memory_app.models import ConversationSession, Procedure, SessionMessage, Tenant
 from memory_app.services.procedures import procedure_record
 from memory_app.services.sessions import MessageInput, session_append
+from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
 
 logger = logging.getLogger(__name__)
@@ -152,8 +153,6 @@ def _store_pairs(
     options: StoreOptions | None,
     result: InteractionResult,
 ) -> None:
-    from memory_app.services.store import memory_store
-
     size = settings.STORE_MAX_BATCH
     for start in range(0, len(pairs), size):
         chunk = pairs[start : start + size]

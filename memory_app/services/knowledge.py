@@ -6,14 +6,17 @@ else (memory_store), so loading a file twice, or two files saying the same thing
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from django.conf import settings
 
 from memory_app.models import Tenant
+from memory_app.services.store import memory_store
 from memory_app.services.store_types import MemoryInput
 
 FACT_FIELDS = ("text", "category", "fact_type", "source", "namespace", "topics", "entities", "pinned")
@@ -70,8 +73,6 @@ def knowledge_load(
 ) -> KnowledgeReport:
     """Store facts in batches (one memory_store call, one transaction each); invalid facts are
     reported by index and skipped, the rest are stored."""
-    from memory_app.services.store import memory_store
-
     report = KnowledgeReport(total=len(facts))
     valid: list[MemoryInput] = []
     for index, raw in enumerate(facts):
@@ -92,9 +93,6 @@ def knowledge_load(
 
 def knowledge_parse(text: str, *, suffix: str) -> list[Any]:
     """A JSON or YAML list of facts (or an object with a `facts` list)."""
-    import json
-
-    import yaml
 
     data: Iterable[Any] | Any
     data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)

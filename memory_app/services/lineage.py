@@ -15,6 +15,8 @@ from django.db import transaction
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from memory_app.db import execute_all, insert_sql, mark_saved
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
@@ -22,7 +24,6 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage_sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
 from memory_app.services.memories import memory_build
-from memory_app.services.sql import execute_all, insert_sql, mark_saved
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")
@@ -119,8 +120,6 @@ def _result_vector(tenant: Tenant, text: str, same_text: Memory | None, incoming
     """The surviving text's vector: the incoming memory's, a source's (copied inside the database),
     or, for a text no member has, a new embedding."""
     if same_text is None:
-        from memory_app.embeddings import embed_text
-
         return embed_text(text, tenant=tenant)
     if same_text is incoming:
         return same_text.embedding
@@ -151,7 +150,7 @@ def memory_merge(
     `incoming`: an unsaved memory of the same scope (the write path's new memory) that joins as a
     source; it is inserted already superseded, one write instead of an insert and a status UPDATE,
     and its snapshot says active, so an undo leaves it stored as if no merge had happened.
-    Two round trips: lock and reserve ids (services.lineage_sql), then every write (services.sql).
+    Two round trips: lock and reserve ids (services.lineage_sql), then every write (memory_app.db).
     """
     if len(set(memory_ids)) + (incoming is not None) < 2:
         raise ApplicationError(

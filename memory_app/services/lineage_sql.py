@@ -1,13 +1,13 @@
 """The first round trip of a merge or supersede: lock the sources and reserve the ids it will write,
-so that every write can then go in one more round trip (services.sql.execute_all)."""
+so that every write can then go in one more round trip (memory_app.db.execute_all)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
 from django.db.models.expressions import RawSQL
 
+from memory_app.db import fetch_all, models_from_rows
 from memory_app.models import Memory, MemoryChange, Tenant
 
 # Vectors stay in the database: a change needs at most one (the surviving text's), copied there by
@@ -15,9 +15,6 @@ from memory_app.models import Memory, MemoryChange, Tenant
 # what a snapshot records (services.lineage.memory_snapshot).
 VECTOR_COLUMNS = frozenset({"embedding", "search_vector"})
 _LOCK_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in VECTOR_COLUMNS]
-_LOCK_ATTNAMES = [f.attname for f in _LOCK_FIELDS]
-# Columns whose database value Django converts when it loads a row (JSON arrives as text).
-_CONVERTERS = [(i, f) for i, f in enumerate(_LOCK_FIELDS) if hasattr(f, "from_db_value")]
 
 
 def _lock_sql() -> str:
@@ -49,22 +46,14 @@ def lock_and_reserve(
     `memory_ids` memory ids and one change id: (rows, memory ids, change id). The ids are None/empty
     when no row matched. Each row carries `has_embedding`.
 
-    Rows are built with `Model.from_db`, as a queryset would, from a plain cursor: a RawQuerySet's
-    per-call set-up cost more than the query on the store path."""
-    with connection.cursor() as cursor:
-        cursor.execute(_LOCK_SQL, [memory_ids, tenant.pk, list(set(ids))])
-        fetched = cursor.fetchall()
+    Rows are built by `models_from_rows`, as a queryset would, from plain rows."""
+    fetched = fetch_all(_LOCK_SQL, [memory_ids, tenant.pk, list(set(ids))])
     if not fetched:
         return [], [], None
-    rows = []
+    rows = models_from_rows(Memory, _LOCK_FIELDS, fetched)
     width = len(_LOCK_FIELDS)
-    for values in fetched:
-        fields = list(values[:width])
-        for i, field in _CONVERTERS:
-            fields[i] = field.from_db_value(fields[i], None, connection)
-        memory = Memory.from_db(connection.alias, _LOCK_ATTNAMES, fields)
+    for memory, values in zip(rows, fetched, strict=True):
         memory.has_embedding = bool(values[width])
-        rows.append(memory)
     return rows, [int(i) for i in fetched[0][width + 1]], int(fetched[0][width + 2])
 
 

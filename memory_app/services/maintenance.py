@@ -33,6 +33,7 @@ from memory_app.models import MaintenanceJob, Tenant
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.selectors.compaction import ScopeKey, compaction_scopes
 from memory_app.services.compaction import Mode, ScopeReport, judge_tools, scope_compact
+from memory_app.services.queue import task_send
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +54,8 @@ def _stale_before() -> datetime:
 
 def _send(job_id: int) -> bool:
     """Hand the job to the broker (inline without one); a refusal fails the job with the reason."""
-    from project.celery import app
-
     try:
-        app.tasks[RUN_TASK].apply_async((job_id,))
+        task_send(RUN_TASK, job_id)
     except Exception as exc:  # any broker or transport failure: record it rather than lose the job
         reason = f"could not be queued: {type(exc).__name__}: {exc}".strip()
         MaintenanceJob.objects.filter(pk=job_id, status__in=ACTIVE_STATUSES).update(

@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memory_app.db import execute, set_local
 from memory_app.models import Memory, Tenant
-from memory_app.models.memory import MemoryStatus
 from memory_app.text import normalized_hash
 
 
@@ -92,24 +92,18 @@ def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     if not memory_ids:
         return 0
     table = Memory._meta.db_table
-    with connection.cursor() as cursor:
-        if len(connection.atomic_blocks) == 1:  # this function's own transaction only
-            cursor.execute("SET LOCAL synchronous_commit = off")
-        cursor.execute(
-            f"""
+    if len(connection.atomic_blocks) == 1:  # this function's own transaction only
+        set_local({"synchronous_commit": "off"})
+    return execute(
+        f"""
             UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
             FROM (
                 SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
             ) AS locked
             WHERE m.id = locked.id
             """,
-            [timezone.now(), tenant.pk, list(memory_ids)],
-        )
-        return cursor.rowcount
-
-
-def active_only(qs: Any) -> Any:
-    return qs.filter(status=MemoryStatus.ACTIVE)
+        [timezone.now(), tenant.pk, list(memory_ids)],
+    )
 
 
 @transaction.atomic

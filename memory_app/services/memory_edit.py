@@ -6,17 +6,18 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
+from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
-from memory_app.selectors.neighbours import Scope
 from memory_app.services.actors import Actor
 from memory_app.services.lineage import memory_supersede
+from memory_app.services.locks import scope_lock
 from memory_app.services.memories import memory_build
 from memory_app.text import normalized_hash
 
@@ -50,16 +51,10 @@ def _locked(tenant: Tenant, memory_id: int) -> Memory:
 
 
 def _lock_scope(tenant: Tenant, memory: Memory) -> None:
-    from memory_app.services.store import scope_lock_key
-
-    key = scope_lock_key(tenant, Scope(memory.user_id, memory.namespace, memory.kind))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    scope_lock(tenant_id=tenant.pk, user_id=memory.user_id, namespace=memory.namespace, kind=memory.kind)
 
 
 def _embed_or_none(text: str, tenant: Tenant) -> Any:
-    from memory_app.embeddings import embed_text
-
     try:
         return embed_text(text, tenant=tenant)
     except Exception:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
-from django.db import connection, transaction
+import numpy as np
+from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
-from memory_app.models import Memory, ReindexVector, Tenant
+from memory_app.db import execute
+from memory_app.models import Memory, Procedure, ReindexVector, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +66,6 @@ def reindex_build(
     on_batch: Callable[[int], None] | None = None,
 ) -> int:
     """Build the next vectors; returns how many rows were embedded. Each batch commits on its own."""
-    import numpy as np
-
     done = 0
     for batch in reindex_batches(tenant=tenant, model=model, batch_size=batch_size):
         vectors = np.asarray(embed([text for _, text, _ in batch]), dtype=np.float32)
@@ -90,19 +90,17 @@ def reindex_switch(*, tenant: Tenant | None, model: str) -> int:
     """Make the built vectors live in one transaction; returns the number of rows switched."""
     memory, side = Memory._meta.db_table, ReindexVector._meta.db_table
     tenant_sql, params = ("AND m.tenant_id = %s", [model, tenant.pk]) if tenant else ("", [model])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {memory} AS m SET embedding = n.embedding, embedding_model = n.model "
-            f"FROM {side} AS n WHERE n.memory_id = m.id AND n.model = %s "
-            f"AND n.text_hash = m.text_hash {tenant_sql}",
-            params,
-        )
-        switched = cursor.rowcount
-        cursor.execute(
-            f"DELETE FROM {side} AS n USING {memory} AS m WHERE n.memory_id = m.id "
-            f"AND m.embedding_model = n.model {tenant_sql}",
-            params[1:],
-        )
+    switched = execute(
+        f"UPDATE {memory} AS m SET embedding = n.embedding, embedding_model = n.model "
+        f"FROM {side} AS n WHERE n.memory_id = m.id AND n.model = %s "
+        f"AND n.text_hash = m.text_hash {tenant_sql}",
+        params,
+    )
+    execute(
+        f"DELETE FROM {side} AS n USING {memory} AS m WHERE n.memory_id = m.id "
+        f"AND m.embedding_model = n.model {tenant_sql}",
+        params[1:],
+    )
     logger.info("reindex: %d rows now use %s", switched, model)
     return switched
 
@@ -122,9 +120,6 @@ def reindex_procedures(
     table: a pattern is unmatched for at most one batch. Rerunning resumes (finished rows carry
     `model`).
     """
-    import numpy as np
-
-    from memory_app.models import Procedure
 
     scoped = Procedure.objects.all() if tenant is None else Procedure.objects.filter(tenant=tenant)
     done = 0

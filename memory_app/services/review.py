@@ -7,10 +7,10 @@ from itertools import combinations
 
 from django.db import transaction
 
+from memory_app.db import execute_all, insert_sql, mark_saved
 from memory_app.errors import ApplicationError
 from memory_app.models import ClusterMember, DuplicateCluster, KeptApartPair, Memory, Tenant
 from memory_app.models.review import ClusterOrigin, ClusterStatus
-from memory_app.services.sql import execute_all, insert_sql, mark_saved
 
 
 def ordered_pair(a: int, b: int) -> tuple[int, int]:
@@ -89,7 +89,3 @@ def review_cluster_create(
         ]
     )
     return mark_saved(cluster)
-
-
-def pending_review_count(*, tenant: Tenant) -> int:
-    return DuplicateCluster.objects.filter(tenant=tenant, status=ClusterStatus.PENDING).count()

@@ -21,6 +21,7 @@ from django.db import connection
 from django.utils import timezone
 from psycopg import sql
 
+from memory_app.db import execute, fetch_all, fetch_one, index_valid, session_setting, set_local
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.models.search import ScopeField
 from memory_app.selectors.candidates import MEMORY_TABLE, forget_indexed_scopes
@@ -50,35 +51,19 @@ def large_scopes(*, tenant: Tenant, min_rows: int) -> dict[tuple[str, str], int]
             f"AND status <> 'deleted' AND embedding IS NOT NULL AND {scope_field} <> '' "
             f"GROUP BY {scope_field} HAVING count(*) >= %s"
         )
-        with connection.cursor() as cursor:
-            cursor.execute(query, [tenant.pk, min_rows])
-            found.update({(scope_field, value): int(rows) for value, rows in cursor.fetchall()})
-    return found
-
-
-def _execute(statement: sql.Composable) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(statement.as_string(cursor.cursor))
-
-
-def _index_valid(name: str) -> bool | None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE c.relname = %s",
-            [name],
+        found.update(
+            {(scope_field, value): int(rows) for value, rows in fetch_all(query, [tenant.pk, min_rows])}
         )
-        row = cursor.fetchone()
-    return None if row is None else bool(row[0])
+    return found
 
 
 def _drop_index(name: str, concurrently: bool) -> None:
     how = sql.SQL("CONCURRENTLY ") if concurrently else sql.SQL("")
-    _execute(sql.SQL("DROP INDEX {}IF EXISTS {}").format(how, sql.Identifier(name)))
+    execute(sql.SQL("DROP INDEX {}IF EXISTS {}").format(how, sql.Identifier(name)))
 
 
 def _create_index(*, tenant: Tenant, scope_field: str, value: str, name: str, concurrently: bool) -> None:
-    if _index_valid(name) is False:  # a concurrent build that failed half-way leaves an invalid index
+    if index_valid(name) is False:  # a concurrent build that failed half-way leaves an invalid index
         _drop_index(name, concurrently)
     how = sql.SQL("CONCURRENTLY ") if concurrently else sql.SQL("")
     # The predicate is written the way vector_candidates writes its WHERE clause (tenant id as a
@@ -94,27 +79,20 @@ def _create_index(*, tenant: Tenant, scope_field: str, value: str, name: str, co
         column=sql.Identifier(scope_field),
         value=sql.Literal(value),
     )
-    memory = sql.Literal(f"{settings.SEARCH_INDEX_BUILD_MEMORY_MB}MB")
+    memory = f"{settings.SEARCH_INDEX_BUILD_MEMORY_MB}MB"
     if not concurrently:
         # Inside a transaction: fire the deferred foreign-key checks of rows written earlier in it
         # (CREATE INDEX refuses a table with pending trigger events); the setting ends with it.
-        _execute(sql.SQL("SET CONSTRAINTS ALL IMMEDIATE"))
-        _execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(memory))
-        _execute(statement)
+        execute("SET CONSTRAINTS ALL IMMEDIATE")
+        set_local({"maintenance_work_mem": memory})
+        execute(statement)
         return
-    _execute(sql.SQL("SET maintenance_work_mem = {}").format(memory))
-    try:
-        _execute(statement)
-    finally:
-        _execute(sql.SQL("RESET maintenance_work_mem"))
+    with session_setting("maintenance_work_mem", memory):
+        execute(statement)
 
 
 def _table_rows() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [MEMORY_TABLE]
-        )
-        row = cursor.fetchone()
+    row = fetch_one("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = %s", [MEMORY_TABLE])
     return int(row[0]) if row else 0
 
 
@@ -137,7 +115,7 @@ def search_indexes_sync(
     for key, entry in list(existing.items()):
         rows = scopes.get(key, 0)
         wanted = threshold // 2 <= rows <= ceiling
-        if wanted and _index_valid(entry.index_name):
+        if wanted and index_valid(entry.index_name):
             report.kept.append(entry.index_name)
             if not dry_run:
                 SearchScopeIndex.objects.filter(pk=entry.pk).update(rows=rows, checked_at=now)

@@ -23,6 +23,7 @@ from memory_app.errors import ApplicationError, not_found
 from memory_app.llm_client import LlmUnavailable, chat, llm_configured
 from memory_app.models import ConversationSession, Memory, SessionMessage, Tenant
 from memory_app.retrieval.trim import plan_trim
+from memory_app.services.forget import admin_log_forget, memories_purge
 
 logger = logging.getLogger(__name__)
 TRUNCATION_MARK = " […]"
@@ -177,8 +178,6 @@ def session_append(
 def session_delete(*, tenant: Tenant, session_id: str, memories: bool = False) -> dict[str, int]:
     """Hard-delete a session and its messages; with `memories`, also the long-term memories
     stored from it (and their lineage, see services.forget)."""
-    from memory_app.services.forget import admin_log_forget, memories_purge
-
     session = ConversationSession.objects.filter(tenant=tenant, session_id=session_id).first()
     if session is None and not memories:
         raise not_found(f"Session {session_id}")

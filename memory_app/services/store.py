@@ -19,10 +19,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory_app.db import advisory_xact_lock
 from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.judge import JudgeItem, get_judge
+from memory_app.judge.policy import decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
@@ -125,9 +128,7 @@ def _store_batch(
     judge: Any,
 ) -> list[StoreOutcome]:
     model = embedding_model_name()
-    with connection.cursor() as cursor:
-        for key in sorted({scope_lock_key(tenant, scope_of(item)) for item in items}):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+    advisory_xact_lock(*(scope_lock_key(tenant, scope_of(item)) for item in items))
     configs: dict[str, DedupConfig] = {}
     outcomes = []
     for item, vector in zip(items, vectors, strict=True):
@@ -287,8 +288,6 @@ def _judge(
 ) -> tuple[Any, list[Any]] | None:
     """The judge's decision, or None (plain store) when the judge itself fails: a write is never
     dropped because of a judge (the LLM judge already falls back to the offline one by itself)."""
-    from memory_app.judge import JudgeItem
-    from memory_app.judge.policy import decide
 
     new_item = JudgeItem(text=item.text, embedding=vector, created_at=timezone.now())
     candidates = [
@@ -302,8 +301,6 @@ def _judge(
     ]
     try:
         if judge is None:
-            from memory_app.judge import get_judge
-
             judge = get_judge(config.judge)
         judgements = judge.judge(new_item, candidates)
         return decide(judgements, review_below=config.review_below), judgements

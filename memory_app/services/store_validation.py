@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 from django.conf import settings
 
+from memory_app.db.vectors import DIMENSIONS
 from memory_app.errors import ApplicationError
 from memory_app.models.memory import MemoryKind
 from memory_app.services.store_types import MemoryInput
@@ -42,8 +43,8 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
         errors["confidence"] = ["Must be a number between 0 and 1."]
     if item.embedding is not None:
         vector = np.asarray(item.embedding, dtype=np.float32)
-        if vector.shape != (settings.EMBEDDING_DIMENSIONS,) or not np.isfinite(vector).all():
-            errors["embedding"] = [f"Must be {settings.EMBEDDING_DIMENSIONS} finite numbers."]
+        if vector.shape != (DIMENSIONS,) or not np.isfinite(vector).all():
+            errors["embedding"] = [f"Must be {DIMENSIONS} finite numbers."]
         elif not np.linalg.norm(vector) > 0:
             errors["embedding"] = ["Must not be the zero vector (it has no cosine distance)."]
     return errors

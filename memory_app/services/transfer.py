@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from memory_app.db import execute
 from memory_app.errors import ApplicationError
 from memory_app.models import (
     ClusterMember,
@@ -77,12 +78,11 @@ def _restore_columns(rows: list[tuple[int, dt.datetime | None, int | None]]) -> 
     if not rows:
         return
     table = Memory._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} AS m SET updated_at = v.u, superseded_by_id = v.s "
-            "FROM unnest(%s::bigint[], %s::timestamptz[], %s::bigint[]) AS v(id, u, s) WHERE m.id = v.id",
-            [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
-        )
+    execute(
+        f"UPDATE {table} AS m SET updated_at = v.u, superseded_by_id = v.s "
+        "FROM unnest(%s::bigint[], %s::timestamptz[], %s::bigint[]) AS v(id, u, s) WHERE m.id = v.id",
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]],
+    )
 
 
 @transaction.atomic

@@ -109,6 +109,10 @@ class Command(BaseCommand):
         )
         if not options["dry_run"]:
             out = Path(options["output"]) if options.get("output") else calibration_path(model)
+            if out.exists():  # the search threshold is not fitted here: a refit keeps it
+                kept = json.loads(out.read_text()).get("search_dedup_threshold")
+                if kept is not None:
+                    cal = replace(cal, search_dedup_threshold=float(kept))
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(calibration_to_dict(cal), indent=2) + "\n")
             clear_calibration_cache()

@@ -5,6 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from project.database import embedded_server
+
 
 class Command(BaseCommand):
     help = "Show the status of, or stop, the embedded PostgreSQL server (used when DATABASE_URL is unset)."
@@ -15,7 +17,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if settings.DATABASE_URL:
             raise CommandError("DATABASE_URL is set: the embedded server is not in use.")
-        from project.database import embedded_server
 
         server = embedded_server(settings.EMBEDDED_PG_DIR)
         if options["action"] == "stop":

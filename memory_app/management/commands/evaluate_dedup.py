@@ -16,6 +16,7 @@ from memory_app.services.dedup_evaluation import (
     evaluation_report,
     load_pairs,
 )
+from memory_app.services.dedup_stream import OUTCOMES, evaluate_stream
 
 RATES = (
     "false_merge_rate",
@@ -72,8 +73,6 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, sort_keys=True))
 
     def _stream(self, options: dict[str, Any]) -> None:
-        from memory_app.services.dedup_stream import OUTCOMES, evaluate_stream
-
         path = Path(options["stream"])
         if not path.exists():
             raise CommandError(f"{path} does not exist")

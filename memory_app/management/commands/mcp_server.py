@@ -6,6 +6,7 @@ import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.api.auth import TenantPrincipal
+from memory_app.mcp.server import build_server
 from memory_app.models import Tenant
 
 
@@ -19,9 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", required=True, help="tenant slug (manage.py create_tenant)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # only the stdio transport needs it
         from mcp.server.stdio import stdio_server
-
-        from memory_app.mcp.server import build_server
 
         tenant = Tenant.objects.filter(slug=options["tenant"]).first()
         if tenant is None:

@@ -1,0 +1,45 @@
+"""The one place for PostgreSQL and pgvector specifics.
+
+Services and selectors write their own SQL (it is their query); every building block underneath
+comes from here: how a vector becomes a literal, how HNSW settings are scoped, how an advisory lock
+is taken, how a capped count and an index's validity are read, and how statements reach the server.
+"""
+
+from memory_app.db.counts import count_up_to
+from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
+from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
+from memory_app.db.pgsettings import hnsw_settings, local_settings, session_setting, set_local, set_local_sql
+from memory_app.db.queries import copy_out, execute, fetch_all, fetch_one
+from memory_app.db.statements import (
+    assert_client_side_binding,
+    execute_all,
+    insert_sql,
+    mark_saved,
+    models_from_rows,
+)
+from memory_app.db.vectors import vector_literal, vector_sql
+
+__all__ = [
+    "IndexInfo",
+    "advisory_lock_key",
+    "advisory_xact_lock",
+    "assert_client_side_binding",
+    "copy_out",
+    "count_up_to",
+    "execute",
+    "execute_all",
+    "fetch_all",
+    "fetch_one",
+    "hnsw_indexes",
+    "hnsw_settings",
+    "index_valid",
+    "insert_sql",
+    "local_settings",
+    "mark_saved",
+    "models_from_rows",
+    "session_setting",
+    "set_local",
+    "set_local_sql",
+    "vector_literal",
+    "vector_sql",
+]

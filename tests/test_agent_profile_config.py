@@ -1,0 +1,96 @@
+"""AgentProfile.config: one typed object read by the store and the search paths, validated on save."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from memory_app.admin.tenancy import AgentProfileForm
+from memory_app.models import AgentProfile
+from memory_app.models.agent_config import AgentProfileConfig
+from memory_app.selectors.search_options import profile_overrides as search_overrides
+from memory_app.services.store_config import profile_overrides as store_overrides
+from tests.factories import TenantFactory
+
+
+def test_sections_are_read_by_their_own_path() -> None:
+    config = AgentProfileConfig.parse(
+        {
+            "store": {"candidate_radius": 0.3, "judge": "llm"},
+            "search": {"deduplicate": False, "mmr_lambda": 0.7},
+        }
+    )
+    assert (config.store.candidate_radius, config.store.judge, config.store.deduplicate) == (0.3, "llm", None)
+    assert config.search.overrides() == {"deduplicate": False, "mmr_lambda": 0.7}
+    assert config.rejected == ()
+
+
+def test_a_config_without_sections_is_read_from_the_top_level_by_both_paths() -> None:
+    config = AgentProfileConfig.parse({"deduplicate": False, "review_below": 0.9, "mmr": True})
+    assert (config.store.deduplicate, config.store.review_below) == (False, 0.9)
+    assert config.search.overrides() == {"deduplicate": False, "mmr": True}
+
+
+def test_invalid_values_are_left_out_and_listed() -> None:
+    config = AgentProfileConfig.parse({"candidate_radius": "wide", "search": {"dbscan_min_points": True}})
+    assert config.store.candidate_radius is None
+    assert config.search.dbscan_min_points is None
+    assert {(s, k) for s, k, _v, _m in config.rejected} == {
+        ("store", "candidate_radius"),
+        ("search", "dbscan_min_points"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ([], "must be a JSON object"),
+        ({"radius": 1}, "radius: unknown key"),
+        ({"search": {"mmr_lamda": 0.5}}, "search.mmr_lamda: unknown key"),
+        ({"store": "llm"}, "store: must be a JSON object"),
+        ({"store": {"judge": "gpt"}}, "store.judge: must be one of offline, llm"),
+        ({"review_below": 1.5}, "review_below: must be between 0 and 1"),
+        ({"search": {"clustering": "yes"}}, "search.clustering: must be true or false"),
+    ],
+)
+def test_errors_name_the_key_and_the_problem(raw: object, expected: str) -> None:
+    assert expected in AgentProfileConfig.errors(raw)
+
+
+def test_a_valid_config_has_no_errors() -> None:
+    assert AgentProfileConfig.errors({"store": {"deduplicate": True}, "search": {"half_life_days": 30}}) == []
+    assert AgentProfileConfig.errors({}) == []
+
+
+@pytest.mark.django_db
+def test_the_model_refuses_an_invalid_config_on_full_clean() -> None:
+    profile = AgentProfile(tenant=TenantFactory(), agent_id="bot", config={"search": {"mmr_lambda": 3}})
+    with pytest.raises(ValidationError) as caught:
+        profile.full_clean()
+    assert caught.value.message_dict["config"] == ["search.mmr_lambda: must be between 0 and 1"]
+    profile.config = {"search": {"mmr_lambda": 0.3}}
+    profile.full_clean()
+
+
+@pytest.mark.django_db
+def test_the_admin_form_shows_the_config_errors_and_saves_nothing() -> None:
+    tenant = TenantFactory()
+    data = {"tenant": tenant.pk, "agent_id": "bot", "name": "", "config": '{"judge": "gpt"}'}
+    data |= {"created_at_0": "2026-01-01", "created_at_1": "00:00:00", "created_at": "2026-01-01 00:00:00"}
+    form = AgentProfileForm(data=data)
+    assert not form.is_valid()
+    assert form.errors["config"] == ["judge: must be one of offline, llm"]
+    assert not AgentProfile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_store_and_search_read_the_same_profile() -> None:
+    tenant = TenantFactory()
+    AgentProfile.objects.create(
+        tenant=tenant,
+        agent_id="bot",
+        config={"store": {"deduplicate": False}, "search": {"clustering": True}},
+    )
+    assert store_overrides(tenant=tenant, agent_id="bot") == {"deduplicate": False}
+    assert search_overrides(tenant=tenant, agent_id="bot") == {"clustering": True}
+    assert store_overrides(tenant=tenant, agent_id="nobody") == {}

@@ -1,0 +1,142 @@
+"""memory_app.db: the vector literal, transaction-scoped settings, locks, counts and the binding
+assumption that lets several statements go in one round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import psycopg
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from memory_app.db import (
+    advisory_lock_key,
+    advisory_xact_lock,
+    count_up_to,
+    execute_all,
+    fetch_one,
+    hnsw_settings,
+    index_valid,
+    local_settings,
+    set_local,
+    set_local_sql,
+    vector_literal,
+)
+
+FLOAT32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
+
+
+def _setting(name: str) -> str:
+    """The current value; '' for a never-set custom option (NULL before the first set_config, an
+    empty placeholder after one that ended)."""
+    row = fetch_one("SELECT current_setting(%s, true)", [name])
+    return (row[0] if row else None) or ""
+
+
+@given(arrays(np.float32, st.integers(1, 64), elements=FLOAT32))
+def test_the_literal_gives_every_float32_back_exactly_when_parsed(vector: np.ndarray) -> None:
+    text = vector_literal(vector)
+    parsed = np.array([np.float32(x) for x in text[1:-1].split(",")], dtype=np.float32)
+    assert parsed.tobytes() == vector.tobytes() or np.array_equal(parsed, vector)  # -0.0 == 0.0
+
+
+@pytest.mark.django_db
+@settings(max_examples=25, deadline=None)
+@given(arrays(np.float32, 384, elements=FLOAT32))
+def test_pgvector_stores_the_literal_as_the_same_float32_values(vector: np.ndarray) -> None:
+    row = fetch_one("SELECT %s::vector::real[]", [vector_literal(vector)])
+    assert row is not None
+    assert np.array_equal(np.asarray(row[0], dtype=np.float32), vector)
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")]])
+def test_the_literal_refuses_empty_and_non_finite_vectors(bad: list[float]) -> None:
+    with pytest.raises(ValueError):
+        vector_literal(bad)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_set_local_settings_end_with_their_transaction() -> None:
+    before = _setting("hnsw.ef_search")
+    with transaction.atomic():
+        set_local(hnsw_settings(ef_search=123))
+        assert _setting("hnsw.ef_search") == "123"
+        assert _setting("hnsw.iterative_scan") == "relaxed_order"
+    assert _setting("hnsw.ef_search") == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_local_settings_outside_a_transaction_open_one_and_end_with_it() -> None:
+    before = _setting("hnsw.ef_search")
+    with local_settings(hnsw_settings(ef_search=77)):
+        assert connection.in_atomic_block
+        assert _setting("hnsw.ef_search") == "77"
+    assert not connection.in_atomic_block
+    assert _setting("hnsw.ef_search") == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_isolated_local_settings_leave_the_callers_transaction_as_it_was() -> None:
+    with transaction.atomic():
+        set_local({"hnsw.ef_search": "50"})
+        with local_settings({"hnsw.ef_search": "300"}):
+            assert _setting("hnsw.ef_search") == "300"
+        assert _setting("hnsw.ef_search") == "50"
+        with local_settings({"hnsw.ef_search": "301"}, isolate=False):
+            pass
+        assert _setting("hnsw.ef_search") == "301"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_set_local_and_advisory_locks_refuse_to_run_outside_a_transaction() -> None:
+    with pytest.raises(RuntimeError):
+        set_local({"hnsw.ef_search": "10"})
+    with pytest.raises(RuntimeError):
+        advisory_xact_lock(1)
+
+
+@pytest.mark.django_db
+def test_django_binds_parameters_on_the_client_so_statements_can_share_a_round_trip() -> None:
+    with connection.cursor() as cursor:
+        assert isinstance(cursor.cursor, psycopg.ClientCursor)
+    rows = execute_all([set_local_sql({"hnsw.ef_search": "61"}), ("SELECT %s::int + 1", [41])])
+    assert rows == [(42,)]
+    assert _setting("hnsw.ef_search") == "61"
+
+
+def test_server_side_binding_is_refused_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = {**connection.settings_dict.get("OPTIONS", {}), "server_side_binding": True}
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+    with pytest.raises(ImproperlyConfigured, match="client-side parameter binding"):
+        execute_all([("SELECT 1", [])])
+
+
+@pytest.mark.django_db
+def test_advisory_locks_are_held_until_the_transaction_ends() -> None:
+    key = advisory_lock_key(7, "u", "default", "episodic")
+    assert key == advisory_lock_key("7", "u", "default", "episodic")
+    advisory_xact_lock(key, key)
+    unsigned = key & 0xFFFF_FFFF_FFFF_FFFF  # pg_locks shows a bigint key as two 32-bit halves
+    row = fetch_one(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() "
+        "AND objsubid = 1 AND classid = %s::bigint::oid AND objid = %s::bigint::oid",
+        [unsigned >> 32, unsigned & 0xFFFF_FFFF],
+    )
+    assert row == (1,)
+
+
+@pytest.mark.django_db
+def test_a_capped_count_stops_at_its_limit() -> None:
+    where = "g < %s"
+    table = "generate_series(1, 1000) g"
+    assert count_up_to(table=table, where=where, params=[10], limit=100) == 9
+    assert count_up_to(table=table, where=where, params=[1000], limit=100) == 100
+
+
+@pytest.mark.django_db
+def test_index_validity_is_none_for_a_missing_index_and_true_for_a_built_one() -> None:
+    assert index_valid("no_such_index_anywhere") is None
+    assert index_valid("memory_embedding_hnsw") is True
