@@ -14,8 +14,9 @@ queue) run their queries on a healthy streaming replica; everything else uses th
 - A replica that fails during a read (stopped, network) is marked down and the read is run again on
   the primary, so the request does not fail.
 
-Inside a read block, selectors send raw SQL through `read_connection()` and open transactions with
-`transaction.atomic(using=read_alias())`; ORM reads follow the router. With no replica configured
+Inside a read block, raw reads go through `memory_app.db`'s read helpers (which run on
+`read_alias()`), transactions are opened with `transaction.atomic(using=read_alias())`, and ORM
+reads follow the router. With no replica configured
 every function here answers `default` and nothing changes.
 """
 

@@ -285,7 +285,6 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     if request.include_episodic or request.include_semantic:
         # Embedded once for both searches (each would otherwise look the text up in the embedding
         # cache again). A failure leaves None, and each search then degrades on its own.
-
         call.embedding = query_embedding_of(request.query, tenant)
     began = _lap(call, "embedding", began)
     found: dict[str, Part] = {}
