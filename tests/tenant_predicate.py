@@ -66,6 +66,10 @@ ALLOW: dict[str, str] = {
     "this process served since the last flush (EMBEDDING_STATS_FLUSH_SECONDS)",
 }
 
+# Service modules every request passes through on its way to the code that sends the statement
+# (middleware, the read-replica block): the statement is that code's, or Django's own.
+PASS_THROUGH = {"db_routing.py", "api/guard.py"}
+
 _violations: dict[str, list[str]] = {}
 _current = threading.local()
 _lock = threading.Lock()
@@ -88,20 +92,23 @@ def _instance_frame(filename: str, function: str) -> bool:
     return False
 
 
-def _origin() -> tuple[str, str] | None:
-    """(path relative to memory_app/, function) of the innermost service frame, or None for a
-    query the tests, a factory, Django itself or a by-primary-key instance operation sent."""
+def _origin() -> list[tuple[str, str]]:
+    """The service frames (path relative to memory_app/, function) that sent the statement,
+    innermost first; empty for a query the tests, a factory, Django itself or a by-primary-key
+    instance operation sent. The allow-list applies to any of them: the admin, a command or a
+    sweep may call a selector for every tenant at once."""
     frame = sys._getframe(2)
+    frames: list[tuple[str, str]] = []
     while frame is not None:
         filename, function = frame.f_code.co_filename, frame.f_code.co_name
-        if _instance_frame(filename, function):
-            return None
-        if filename.startswith(APP):
-            return filename[len(APP) :], function
-        if filename.startswith(str(ROOT / "tests")) and filename != THIS:
-            return None
+        if _instance_frame(filename, function) and not frames:
+            return []
+        if filename.startswith(APP) and filename[len(APP) :] not in PASS_THROUGH:
+            frames.append((filename[len(APP) :], function))
+        elif filename.startswith(str(ROOT / "tests")) and filename != THIS and not frames:
+            return []
         frame = frame.f_back  # type: ignore[assignment]
-    return None
+    return frames
 
 
 def _allowed(module: str, function: str) -> bool:
@@ -127,10 +134,10 @@ def _check(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any
             origin = _origin()
         finally:
             _current.busy = False
-        if origin is not None and not _allowed(*origin):
+        if origin and not any(_allowed(*frame) for frame in origin):
             with _lock:
                 _violations.setdefault(_test_id[0], []).append(
-                    f"{origin[0]}:{origin[1]}: {' '.join(sql.split())[:400]}"
+                    f"{origin[0][0]}:{origin[0][1]}: {' '.join(sql.split())[:400]}"
                 )
     return execute(sql, params, many, context)
 
