@@ -55,8 +55,9 @@ ALLOW: dict[str, str] = {
     "selectors/dashboard.py": "the admin dashboard sums every tenant",
     "selectors/ops_stats.py": "`memory_stats`: store-wide sizes and counts for operators",
     "services/expiry.py": "the expiry sweep visits every tenant's expired rows through a partial index",
-    "services/embedding_backfill.py:embeddings_sweep": "the periodic sweep finds pending vectors "
-    "in every tenant",
+    "services/embedding_backfill.py": "the periodic sweep finds pending vectors in every tenant and "
+    "hands them to the fill task as ids (tasks take ids), a batch from any tenants",
+    "migrations/": "data migrations rewrite every tenant's rows",
     "services/search_indexes.py": "sizes every scope of the table to decide its partial HNSW indexes",
     "services/maintenance.py": "job scheduling and stale-claim takeover look at every tenant's jobs",
     "services/indexes.py": "rebuilds whole indexes",
