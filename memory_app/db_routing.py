@@ -200,17 +200,15 @@ def _reading_on(alias: str) -> Iterator[None]:
 
 
 def replica_failure(exc: BaseException) -> bool:
-    """Did a read block's replica fail (as opposed to the query or the primary)?"""
-    alias = _read_alias.get()
-    if alias is None or not isinstance(exc, OperationalError | InterfaceError):
-        return False
-    connection = connections[alias]
-    return connection.connection is None or not connection.is_usable()
+    """Is `exc` a database failure inside a replica read block? (The standby went away, or cancelled
+    the query for a conflict with recovery: either way the primary can answer.)"""
+    return _read_alias.get() is not None and isinstance(exc, OperationalError | InterfaceError)
 
 
 def run_read(fn: Callable[[], T], *, consistency: Consistency = "eventual") -> T:
-    """Run a read-only block on a replica when one may serve it; on the replica's failure, again on
-    the primary (the block only reads, so running it twice is safe)."""
+    """Run a read-only block on a replica when one may serve it; when a database error interrupts it
+    there, again on the primary (the block only reads, so running it twice is safe). A replica whose
+    connection is gone is marked down until it is measured usable again."""
     alias = choose_read_alias(consistency=consistency)
     if alias == DEFAULT_DB_ALIAS:
         return fn()
@@ -218,11 +216,11 @@ def run_read(fn: Callable[[], T], *, consistency: Consistency = "eventual") -> T
         try:
             return fn()
         except (OperationalError, InterfaceError) as exc:
-            if not replica_failure(exc):
-                raise
             failure = exc
-    mark_down(alias, failure)
-    logger.warning("replica %s failed during a read (%s); answered by the primary", alias, failure)
+    connection = connections[alias]
+    if connection.connection is None or not connection.is_usable():
+        mark_down(alias, failure)
+    logger.warning("read on replica %s failed (%s); answered by the primary", alias, failure)
     return fn()
 
 

@@ -55,8 +55,9 @@ ALLOW: dict[str, str] = {
     "selectors/dashboard.py": "the admin dashboard sums every tenant",
     "selectors/ops_stats.py": "`memory_stats`: store-wide sizes and counts for operators",
     "services/expiry.py": "the expiry sweep visits every tenant's expired rows through a partial index",
-    "services/embedding_backfill.py:embeddings_sweep": "the periodic sweep finds pending vectors "
-    "in every tenant",
+    "services/embedding_backfill.py": "the periodic sweep finds pending vectors in every tenant and "
+    "hands them to the fill task as ids (tasks take ids), a batch from any tenants",
+    "migrations/": "data migrations rewrite every tenant's rows",
     "services/search_indexes.py": "sizes every scope of the table to decide its partial HNSW indexes",
     "services/maintenance.py": "job scheduling and stale-claim takeover look at every tenant's jobs",
     "services/indexes.py": "rebuilds whole indexes",
@@ -65,6 +66,10 @@ ALLOW: dict[str, str] = {
     "embeddings/stats.py:_add_entry_hits": "one UPDATE per flush adds the hit counts of every tenant "
     "this process served since the last flush (EMBEDDING_STATS_FLUSH_SECONDS)",
 }
+
+# Service modules every request passes through on its way to the code that sends the statement
+# (middleware, the read-replica block): the statement is that code's, or Django's own.
+PASS_THROUGH = {"db_routing.py", "api/guard.py"}
 
 _violations: dict[str, list[str]] = {}
 _current = threading.local()
@@ -88,20 +93,23 @@ def _instance_frame(filename: str, function: str) -> bool:
     return False
 
 
-def _origin() -> tuple[str, str] | None:
-    """(path relative to memory_app/, function) of the innermost service frame, or None for a
-    query the tests, a factory, Django itself or a by-primary-key instance operation sent."""
+def _origin() -> list[tuple[str, str]]:
+    """The service frames (path relative to memory_app/, function) that sent the statement,
+    innermost first; empty for a query the tests, a factory, Django itself or a by-primary-key
+    instance operation sent. The allow-list applies to any of them: the admin, a command or a
+    sweep may call a selector for every tenant at once."""
     frame = sys._getframe(2)
+    frames: list[tuple[str, str]] = []
     while frame is not None:
         filename, function = frame.f_code.co_filename, frame.f_code.co_name
-        if _instance_frame(filename, function):
-            return None
-        if filename.startswith(APP):
-            return filename[len(APP) :], function
-        if filename.startswith(str(ROOT / "tests")) and filename != THIS:
-            return None
+        if _instance_frame(filename, function) and not frames:
+            return []
+        if filename.startswith(APP) and filename[len(APP) :] not in PASS_THROUGH:
+            frames.append((filename[len(APP) :], function))
+        elif filename.startswith(str(ROOT / "tests")) and filename != THIS and not frames:
+            return []
         frame = frame.f_back  # type: ignore[assignment]
-    return None
+    return frames
 
 
 def _allowed(module: str, function: str) -> bool:
@@ -127,10 +135,10 @@ def _check(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any
             origin = _origin()
         finally:
             _current.busy = False
-        if origin is not None and not _allowed(*origin):
+        if origin and not any(_allowed(*frame) for frame in origin):
             with _lock:
                 _violations.setdefault(_test_id[0], []).append(
-                    f"{origin[0]}:{origin[1]}: {' '.join(sql.split())[:400]}"
+                    f"{origin[0][0]}:{origin[0][1]}: {' '.join(sql.split())[:400]}"
                 )
     return execute(sql, params, many, context)
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from django.db.models import Prefetch
 
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Tenant
 
@@ -79,7 +80,8 @@ def memory_export_records(*, tenant: Tenant, batch_size: int = 2000) -> Iterator
             "created_by": _username(pair.created_by),
         }
     clusters = DuplicateCluster.objects.filter(tenant=tenant).select_related("resolved_by")
-    for cluster in clusters.prefetch_related("members", "changes").order_by("pk"):
+    own_changes = Prefetch("changes", queryset=MemoryChange.objects.filter(tenant=tenant).only("pk"))
+    for cluster in clusters.prefetch_related("members", own_changes).order_by("pk"):
         yield {
             "type": "cluster",
             **{name: _out(getattr(cluster, name)) for name in CLUSTER_FIELDS},
