@@ -51,7 +51,7 @@ def prepare(rows: int, *, reload: bool):  # type: ignore[no-untyped-def]
 
 def ensure_session(tenant) -> None:  # type: ignore[no-untyped-def]
     from memory_app.models import ConversationSession
-    from memory_app.services.sessions import MessageInput, session_append
+    from memory_app.services.kinds.sessions import MessageInput, session_append
 
     if ConversationSession.objects.filter(tenant=tenant, session_id="bench-session").exists():
         return

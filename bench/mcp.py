@@ -50,8 +50,8 @@ def percentile(values: list[float], q: float) -> float:
 def seed(memories: int) -> str:
     from memory_app.models import Tenant
     from memory_app.services.api_keys import api_key_issue
-    from memory_app.services.store import memory_store
-    from memory_app.services.store_types import MemoryInput, StoreOptions
+    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.write import memory_store
 
     Tenant.objects.filter(slug="bench-mcp").delete()
     tenant = Tenant.objects.create(name="bench mcp", slug="bench-mcp")

@@ -215,7 +215,7 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from memory_app.services.search_indexes import search_indexes_sync
+    from memory_app.services.maintenance.search_indexes import search_indexes_sync
 
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([50_000] if args.quick else [100_000, 1_000_000])
     rows: list[dict] = []

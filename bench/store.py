@@ -96,8 +96,8 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
     (the machine is shared; run-to-run noise is larger than the difference measured)."""
     from collections import Counter
 
-    from memory_app.services.store import memory_store
-    from memory_app.services.store_types import MemoryInput, StoreOptions
+    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.write import memory_store
 
     modes = {"plain": (plain_items, StoreOptions(deduplicate=False)), "dedup": (dedup_items, StoreOptions())}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
@@ -142,8 +142,8 @@ def time_real(tenant, stores: int) -> dict:  # type: ignore[no-untyped-def]
 def time_batches(tenant, items, *, dedup: bool) -> dict:  # type: ignore[no-untyped-def]
     from collections import Counter
 
-    from memory_app.services.store import memory_store
-    from memory_app.services.store_types import MemoryInput, StoreOptions
+    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.write import memory_store
 
     options = StoreOptions(deduplicate=dedup)
     inputs = [MemoryInput(text=t, embedding=v, **store_data.SCOPE) for t, v in items]

@@ -61,11 +61,6 @@ def read_alias() -> str:
     return _read_alias.get() or DEFAULT_DB_ALIAS
 
 
-def read_connection() -> Any:
-    """The connection raw SQL of a read path uses: the chosen replica in a read block, else the primary."""
-    return connections[read_alias()]
-
-
 # --- replica state -----------------------------------------------------------------------------
 @dataclass
 class ReplicaState:

@@ -19,12 +19,12 @@ from django.db import InterfaceError, OperationalError
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.models.jobs import JobKind
-from memory_app.services.embedding_backfill import FILL_TASK, embedding_backfill_pending_ids
-from memory_app.services.embedding_backfill import memory_embeddings_fill as fill
-from memory_app.services.expiry import memories_expire
-from memory_app.services.maintenance import RUN_TASK, maintenance_job_active, maintenance_job_schedule
-from memory_app.services.maintenance import maintenance_job_run as run_job
-from memory_app.services.search_indexes import search_indexes_sync
+from memory_app.services.maintenance.expiry import memories_expire
+from memory_app.services.maintenance.jobs import RUN_TASK, maintenance_job_active, maintenance_job_schedule
+from memory_app.services.maintenance.jobs import maintenance_job_run as run_job
+from memory_app.services.maintenance.search_indexes import search_indexes_sync
+from memory_app.services.store.embedding_backfill import FILL_TASK, embedding_backfill_pending_ids
+from memory_app.services.store.embedding_backfill import memory_embeddings_fill as fill
 
 logger = logging.getLogger(__name__)
 

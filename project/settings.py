@@ -343,7 +343,7 @@ SEARCH_PARTIAL_INDEX_MAX_FRACTION = env_float(
 # maintenance_work_mem of a partial index build (the graph of 100 k rows needs ~200 MB to build fast).
 SEARCH_INDEX_BUILD_MEMORY_MB = env_int("SEARCH_INDEX_BUILD_MEMORY_MB", 512, minimum=64, maximum=65536)
 
-# --- Store (write path and store-time dedup; services/store.py) ---------------------------------
+# --- Store (write path and store-time dedup; services/store/write.py) ---------------------------------
 # The judge and the candidate radius default to the judge's settings and calibration file; an
 # AgentProfile.config and each request may override deduplicate, judge and candidate_radius.
 STORE_DEDUP_ENABLED = env_bool("STORE_DEDUP_ENABLED", True)

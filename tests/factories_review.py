@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from django.utils import timezone
 
 from memory_app.models import DuplicateCluster, Memory, Tenant
-from memory_app.services.review import review_cluster_create
+from memory_app.services.review.queue import review_cluster_create
 from tests.factories import MemoryFactory
 
 

@@ -54,14 +54,20 @@ ALLOW: dict[str, str] = {
     "admin/": "the Django admin is the operators' cross-tenant view (lists, filters, dashboard)",
     "selectors/dashboard.py": "the admin dashboard sums every tenant",
     "selectors/ops_stats.py": "`memory_stats`: store-wide sizes and counts for operators",
-    "services/expiry.py": "the expiry sweep visits every tenant's expired rows through a partial index",
-    "services/embedding_backfill.py": "the periodic sweep finds pending vectors in every tenant and "
+    "services/maintenance/expiry.py": (
+        "the expiry sweep visits every tenant's expired rows through a partial index"
+    ),
+    "services/store/embedding_backfill.py": "the periodic sweep finds pending vectors in every tenant and "
     "hands them to the fill task as ids (tasks take ids), a batch from any tenants",
     "migrations/": "data migrations rewrite every tenant's rows",
-    "services/search_indexes.py": "sizes every scope of the table to decide its partial HNSW indexes",
-    "services/maintenance.py": "job scheduling and stale-claim takeover look at every tenant's jobs",
-    "services/indexes.py": "rebuilds whole indexes",
-    "services/reindex.py": "an all-tenant reindex (`reindex` without --tenant) re-embeds every tenant",
+    "services/maintenance/search_indexes.py": (
+        "sizes every scope of the table to decide its partial HNSW indexes"
+    ),
+    "services/maintenance/jobs.py": "job scheduling and stale-claim takeover look at every tenant's jobs",
+    "services/maintenance/indexes.py": "rebuilds whole indexes",
+    "services/maintenance/reindex.py": (
+        "an all-tenant reindex (`reindex` without --tenant) re-embeds every tenant"
+    ),
     "management/commands/": "operator commands, some of them all-tenant by design",
     "embeddings/stats.py:_add_entry_hits": "one UPDATE per flush adds the hit counts of every tenant "
     "this process served since the last flush (EMBEDDING_STATS_FLUSH_SECONDS)",

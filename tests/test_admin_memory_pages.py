@@ -10,8 +10,8 @@ from django.utils import timezone
 from memory_app.admin.charts import _nice_max, grouped_bars_svg, stacked_hbars_svg
 from memory_app.models import DuplicateCluster, EmbeddingCacheStats, Memory, MemoryChange
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import cluster_merge
-from memory_app.services.lineage import memory_merge, memory_supersede
+from memory_app.services.lineage.changes import memory_merge, memory_supersede
+from memory_app.services.review.clusters import cluster_merge
 from tests.factories import MemoryFactory, TenantFactory
 from tests.factories_review import plant_cluster
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memory_app.models import KeptApartPair
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import cluster_merge
+from memory_app.services.review.clusters import cluster_merge
 from tests.factories import TenantFactory
 from tests.factories_review import plant_cluster
 

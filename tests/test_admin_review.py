@@ -264,7 +264,7 @@ def test_cluster_page_highlights_the_decision_the_judge_suggests(reviewer):
 
 
 def test_a_cluster_whose_members_were_merged_elsewhere_says_so_and_can_be_closed(reviewer):
-    from memory_app.services.lineage import memory_merge
+    from memory_app.services.lineage.changes import memory_merge
 
     tenant = TenantFactory()
     cluster, (a, b) = plant_cluster(tenant=tenant, texts=["likes tea", "likes green tea"])

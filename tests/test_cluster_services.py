@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 from memory_app.errors import ApplicationError
 from memory_app.models import KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import (
+from memory_app.services.lineage.changes import memory_merge
+from memory_app.services.review.clusters import (
     change_undo,
     cluster_bulk_merge,
     cluster_keep_apart,
@@ -15,8 +16,7 @@ from memory_app.services.clusters import (
     cluster_split,
     cluster_undo,
 )
-from memory_app.services.lineage import memory_merge
-from memory_app.services.review import review_cluster_create
+from memory_app.services.review.queue import review_cluster_create
 from tests.factories import TenantFactory
 from tests.factories_review import plant_cluster
 

@@ -10,7 +10,7 @@ import pytest
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.compaction import ScopeKey, compaction_scopes, scope_vectors
-from memory_app.services.compaction import scope_compact
+from memory_app.services.maintenance.compaction import scope_compact
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories_ops import ScriptedJudge, near, put, scripted_tools
 

@@ -4,8 +4,8 @@ import httpx
 import pytest
 import respx
 
-from memory_app.services.procedures import procedure_record
-from memory_app.services.sessions import MessageInput, session_append
+from memory_app.services.kinds.procedures import procedure_record
+from memory_app.services.kinds.sessions import MessageInput, session_append
 from tests.factories import ProcedureFactory, unit_vector
 from tests.factories_kinds import memories_with_embeddings
 

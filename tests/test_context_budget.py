@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.retrieval.packing import PartLines, compose
-from memory_app.services.sessions import MessageInput, session_append
+from memory_app.services.kinds.sessions import MessageInput, session_append
 from tests.factories_kinds import memories_with_embeddings
 
 SHARES = {"short_term": 0.3, "episodic": 0.45, "semantic": 0.15, "procedural": 0.1}

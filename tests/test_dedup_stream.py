@@ -84,9 +84,9 @@ def test_stream_evaluation_rejects_a_missing_conversation(tmp_path):
 
 
 def test_a_merge_result_stands_for_the_dialog_ids_of_every_source_along_a_chain():
+    from memory_app.evaluation.dedup_stream import _track
     from memory_app.evaluation.stream import StreamFact
-    from memory_app.services.dedup_stream import _track
-    from memory_app.services.store_types import StoreOutcome
+    from memory_app.services.store.types import StoreOutcome
 
     def fact(ids: str) -> StreamFact:
         return StreamFact(0, 1, "Ann", "a fact", frozenset(ids.split()), None)

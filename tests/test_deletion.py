@@ -9,10 +9,10 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 
 from memory_app.models import ClusterMember, KeptApartPair, Memory
-from memory_app.services.lineage import memory_merge, memory_supersede
-from memory_app.services.procedures import procedure_record
-from memory_app.services.review import review_cluster_create
-from memory_app.services.sessions import MessageInput, session_append
+from memory_app.services.kinds.procedures import procedure_record
+from memory_app.services.kinds.sessions import MessageInput, session_append
+from memory_app.services.lineage.changes import memory_merge, memory_supersede
+from memory_app.services.review.queue import review_cluster_create
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db

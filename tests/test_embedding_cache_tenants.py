@@ -14,7 +14,7 @@ from memory_app.embeddings import embed_texts
 from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
-from memory_app.services.forget import user_memories_delete
+from memory_app.services.store.forget import user_memories_delete
 from tests.factories import TenantFactory
 
 SECRET_TEXT = "Tenant A's user is negotiating to buy Acme Corp for 40 million"

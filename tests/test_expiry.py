@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from memory_app.models import ConversationSession, Memory, Procedure
 from memory_app.retrieval.forgetting import beyond_top_n, retention_scores
-from memory_app.services.expiry import memories_expire
-from memory_app.services.lineage import memory_supersede
+from memory_app.services.lineage.changes import memory_supersede
+from memory_app.services.maintenance.expiry import memories_expire
 from tests.factories import MemoryFactory, ProcedureFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from django.core.management import call_command
 from memory_app.judge import JudgeItem
 from memory_app.judge.llm import LLMJudge
 from memory_app.models import Memory, MemoryChange
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories_store import at_distance
 from tests.factories_stream import FACTS, locomo_file

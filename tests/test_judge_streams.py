@@ -13,8 +13,8 @@ from memory_app.judge import JudgeItem, get_judge
 from memory_app.judge.calibration import clear_calibration_cache
 from memory_app.judge.policy import decide
 from memory_app.models import Memory
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput
+from memory_app.services.store.types import MemoryInput
+from memory_app.services.store.write import memory_store
 from tests.factories import TenantFactory
 
 

@@ -7,9 +7,14 @@ from django.db import transaction
 from memory_app.errors import ApplicationError
 from memory_app.models import KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
-from memory_app.services.lineage import memory_change_undo, memory_merge, memory_snapshot, memory_supersede
-from memory_app.services.memories import memory_build
-from memory_app.services.review import review_cluster_create
+from memory_app.services.lineage.changes import (
+    memory_change_undo,
+    memory_merge,
+    memory_snapshot,
+    memory_supersede,
+)
+from memory_app.services.review.queue import review_cluster_create
+from memory_app.services.store.memories import memory_build
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 
 pytestmark = pytest.mark.django_db

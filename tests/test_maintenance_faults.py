@@ -20,7 +20,7 @@ from django.utils import timezone
 from memory_app.models import MaintenanceJob, Memory
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.models.memory import MemoryStatus
-from memory_app.services.maintenance import (
+from memory_app.services.maintenance.jobs import (
     maintenance_job_create,
     maintenance_job_run,
     maintenance_job_schedule,

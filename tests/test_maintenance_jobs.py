@@ -16,14 +16,14 @@ from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster, MaintenanceJob, Memory, MemoryChange, MemoryChangeSource
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.models.memory import MemoryStatus
-from memory_app.services.lineage import memory_supersede
-from memory_app.services.locks import scope_lock, scope_lock_key
-from memory_app.services.maintenance import (
+from memory_app.services.lineage.changes import memory_supersede
+from memory_app.services.maintenance.jobs import (
     maintenance_job_create,
     maintenance_job_retry,
     maintenance_job_run,
     maintenance_job_schedule,
 )
+from memory_app.services.store.locks import scope_lock, scope_lock_key
 from tests.factories import TenantFactory
 from tests.factories_ops import put_updates
 
@@ -87,7 +87,7 @@ def test_scheduling_skips_a_tenant_whose_job_is_still_queued() -> None:
 @pytest.mark.django_db
 def test_compaction_takes_the_same_scope_lock_as_the_store_path() -> None:
     from memory_app.selectors.neighbours import Scope
-    from memory_app.services.store import scope_lock_key as store_key
+    from memory_app.services.store.write import scope_lock_key as store_key
 
     tenant = TenantFactory()
     for user_id, namespace, kind in (("u1", "default", "episodic"), ("", "kb", "semantic")):

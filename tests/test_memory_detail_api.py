@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_app.models import Memory, MemoryChange
-from memory_app.services.lineage import memory_merge, memory_snapshot, memory_supersede
+from memory_app.services.lineage.changes import memory_merge, memory_snapshot, memory_supersede
 from tests.factories import MemoryFactory, unit_vector
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory_app.models import Memory
-from memory_app.services.memories import memory_touch
+from memory_app.services.store.memories import memory_touch
 from tests.factories import MemoryFactory, TenantFactory
 
 

@@ -18,9 +18,9 @@ from memory_app.embeddings import embed_texts
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Procedure, ReindexVector
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.transfer import memory_export_records
-from memory_app.services.lineage import memory_change_undo, memory_merge, memory_supersede
-from memory_app.services.reindex import reindex_build
-from memory_app.services.review import review_cluster_create
+from memory_app.services.lineage.changes import memory_change_undo, memory_merge, memory_supersede
+from memory_app.services.maintenance.reindex import reindex_build
+from memory_app.services.review.queue import review_cluster_create
 from tests.factories import ProcedureFactory, TenantFactory, unit_vector
 from tests.factories_ops import near, put
 

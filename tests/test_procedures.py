@@ -104,7 +104,7 @@ def test_concurrent_records_of_one_pattern_lose_no_run(tenant_a):
 
     from django.db import connection
 
-    from memory_app.services.procedures import procedure_record
+    from memory_app.services.kinds.procedures import procedure_record
 
     errors: list[BaseException] = []
 

@@ -125,8 +125,8 @@ def test_strong_consistency_reads_the_primary_and_a_bad_value_is_a_400(replica, 
 
 
 def test_a_read_after_a_write_in_the_same_request_sees_the_write(replica, tenant_a):  # type: ignore[no-untyped-def]
-    from memory_app.services.store import memory_store
-    from memory_app.services.store_types import MemoryInput
+    from memory_app.services.store.types import MemoryInput
+    from memory_app.services.store.write import memory_store
 
     replica.pause_replay()  # the replica cannot have the row: only the primary can answer correctly
     try:

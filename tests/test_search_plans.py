@@ -16,7 +16,7 @@ from memory_app.selectors.candidates import (
     vector_candidates,
 )
 from memory_app.selectors.search_types import SearchFilters
-from memory_app.services.search_indexes import search_indexes_sync
+from memory_app.services.maintenance.search_indexes import search_indexes_sync
 from memory_app.text import normalized_hash
 from tests.factories import unit_vector
 

@@ -9,7 +9,7 @@ from django.db import connection
 
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import ConversationSession, SessionMessage
-from memory_app.services.sessions import MessageInput, session_append, session_budget
+from memory_app.services.kinds.sessions import MessageInput, session_append, session_budget
 from tests.kinds_helpers import CHAT_URL, chat_response, use_llm
 
 pytestmark = pytest.mark.django_db

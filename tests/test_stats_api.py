@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_app.services.procedures import procedure_record
-from memory_app.services.review import review_cluster_create
-from memory_app.services.sessions import MessageInput, session_append
+from memory_app.services.kinds.procedures import procedure_record
+from memory_app.services.kinds.sessions import MessageInput, session_append
+from memory_app.services.review.queue import review_cluster_create
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db

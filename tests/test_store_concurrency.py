@@ -10,8 +10,8 @@ from django.db import connection
 
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.models import Memory
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.write import memory_store
 from tests.factories import TenantFactory, unit_vector
 from tests.factories_store import at_distance
 

@@ -10,10 +10,10 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from memory_app.evaluation.dedup import dedup_metrics, load_pairs
 from memory_app.models import Memory, Tenant
-from memory_app.services.dedup_evaluation import dedup_metrics, load_pairs
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput
+from memory_app.services.store.types import MemoryInput
+from memory_app.services.store.write import memory_store
 from tests.factories import TenantFactory
 
 _ROWS = [

@@ -8,9 +8,9 @@ import pytest
 
 from memory_app.errors import ApplicationError
 from memory_app.models import AgentProfile, DuplicateCluster, Memory, MemoryChange
-from memory_app.services.lineage import memory_change_undo, memory_snapshot
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions
+from memory_app.services.lineage.changes import memory_change_undo, memory_snapshot
+from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories_store import FixedJudge, at_distance
 
@@ -169,7 +169,7 @@ def test_a_malformed_profile_value_is_ignored_with_a_warning(caplog):
 
 
 def test_items_of_one_batch_dedup_against_each_other_with_one_embedding_call(monkeypatch):
-    import memory_app.services.store as store
+    import memory_app.services.store.write as store
 
     calls: list[int] = []
     real = store.embed_texts
@@ -201,7 +201,7 @@ def test_one_bad_item_rejects_the_whole_batch_and_names_it():
 
 
 def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplog):
-    import memory_app.services.store as store
+    import memory_app.services.store.write as store
 
     def broken(texts, *, tenant):  # type: ignore[no-untyped-def]
         raise ConnectionError("provider down")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_app.services.lineage import memory_supersede
+from memory_app.services.lineage.changes import memory_supersede
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db

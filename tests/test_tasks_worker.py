@@ -11,7 +11,7 @@ from django.utils import timezone
 from memory_app.models import DuplicateCluster, MaintenanceJob, Memory
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.models.memory import MemoryStatus
-from memory_app.services.maintenance import maintenance_job_create
+from memory_app.services.maintenance.jobs import maintenance_job_create
 from memory_app.tasks import compaction_periodic, expiry_run
 from tests.celery_live import live_worker, wait_for
 from tests.factories import TenantFactory, unit_vector

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import EmbeddingCacheEntry, Memory
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.write import memory_store
 from memory_app.text import exact_text, identity_skeleton, normalize_text, normalized_hash, query_pattern
 from tests.factories import MemoryFactory, TenantFactory
 

@@ -15,7 +15,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster, Memory, MemoryChange
 from memory_app.selectors.lineage_tree import memory_lineage_tree
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import change_undo
+from memory_app.services.review.clusters import change_undo
 
 
 class MemoryLineageViews:

@@ -16,8 +16,8 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
-from memory_app.services.forget import memories_purge
-from memory_app.services.memory_edit import EDITABLE_FIELDS, memory_update
+from memory_app.services.store.edit import EDITABLE_FIELDS, memory_update
+from memory_app.services.store.forget import memories_purge
 from memory_app.text import normalized_hash
 
 # Scope, counters, status and lineage change only through the write path, review and undo.

@@ -16,7 +16,7 @@ from memory_app.db_routing import run_read
 from memory_app.models import ClusterMember, DuplicateCluster
 from memory_app.models.review import ClusterStatus
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import cluster_bulk_merge
+from memory_app.services.review.clusters import cluster_bulk_merge
 
 
 class StatusFilter(admin.SimpleListFilter):

@@ -1,6 +1,6 @@
 """The cluster page and its actions (merge, keep apart, split, mark as update, undo).
 
-Every POST calls a service from `memory_app.services.clusters` with the staff user as actor, then
+Every POST calls a service from `memory_app.services.review.clusters` with the staff user as actor, then
 redirects to the next pending cluster with a message that links to the undo page.
 """
 
@@ -22,7 +22,7 @@ from memory_app.models import DuplicateCluster
 from memory_app.models.review import ClusterStatus
 from memory_app.selectors.review import ClusterView, cluster_view, member_text, next_pending_cluster
 from memory_app.services.actors import Actor
-from memory_app.services.clusters import (
+from memory_app.services.review.clusters import (
     cluster_keep_apart,
     cluster_mark_update,
     cluster_merge,

@@ -23,7 +23,7 @@ from memory_app.evaluation.locomo import CATEGORIES, Question, Turn, turn_text, 
 from memory_app.extraction import ChatMessage
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.context import ContextRequest, context_all
-from memory_app.services.interactions import InteractionInput, interaction_store
+from memory_app.services.kinds.interactions import InteractionInput, interaction_store
 
 # Used only to measure date resolution: does an evidence message hold a relative date expression?
 # (The service itself resolves dates with dateparser; this independent pattern keeps the measure

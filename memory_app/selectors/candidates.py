@@ -11,7 +11,7 @@ Vector plans, chosen by the size of the scope (`scope_plan`):
   distance hides it from the HNSW index's ordering, so neither a generic plan nor a join can make
   the planner swap in an approximate scan that loses rows.
 - "partial_index": the scope (a user or a namespace) has its own partial HNSW index, made by
-  `services/search_indexes.py`; same query shape as below with SEARCH_PARTIAL_EF_SEARCH.
+  `services/maintenance/search_indexes.py`; same query shape as below with SEARCH_PARTIAL_EF_SEARCH.
 - "hnsw_iterative": the shared HNSW index with `hnsw.iterative_scan = relaxed_order` and
   SEARCH_HNSW_EF_SEARCH, set with SET LOCAL in the transaction that runs the query; the
   over-fetched rows are re-ranked by exact distance.

@@ -10,7 +10,7 @@ from memory_app.errors import not_found
 from memory_app.models import DuplicateCluster, Memory, MemoryChange, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterStatus
-from memory_app.services.review import kept_apart_pairs
+from memory_app.services.review.queue import kept_apart_pairs
 
 NO_VECTORS = ("embedding", "search_vector")
 

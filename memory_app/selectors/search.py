@@ -28,7 +28,7 @@ from memory_app.selectors.candidates import fulltext_candidates, vector_candidat
 from memory_app.selectors.lexical import bm25_candidates
 from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search_types import Candidate, SearchFilters
-from memory_app.services.memories import memory_touch
+from memory_app.services.store.memories import memory_touch
 
 log = logging.getLogger(__name__)
 DAY = 86400.0

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.store_serializers import ChangeUndoOutputSerializer
-from memory_app.services.lineage import memory_change_undo
+from memory_app.services.lineage.changes import memory_change_undo
 
 
 class ChangeUndoApi(APIView):

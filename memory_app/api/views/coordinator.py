@@ -28,7 +28,7 @@ from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.db_routing import run_read
 from memory_app.selectors.context import ContextRequest, context_all
 from memory_app.selectors.stats import stats_get
-from memory_app.services.interactions import InteractionInput, interaction_store
+from memory_app.services.kinds.interactions import InteractionInput, interaction_store
 
 ID = {"max_length": 255, "required": False, "allow_blank": True, "default": ""}
 

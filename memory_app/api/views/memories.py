@@ -24,8 +24,8 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.selectors.memories import MemoryFilters, memory_list, memory_supersedes_attach
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.write import memory_store
 
 
 class MemoryListFilterSerializer(ConsistencyParamsSerializer):

@@ -16,7 +16,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.selectors.lineage import memory_lineage
 from memory_app.selectors.memories import memory_get, memory_supersedes_attach
-from memory_app.services.memory_edit import memory_delete, memory_feedback, memory_update
+from memory_app.services.store.edit import memory_delete, memory_feedback, memory_update
 
 # 401 and 503 everywhere, 400 where there is input: added by api/schema.add_error_responses.
 READ_ERRORS = {404: ErrorSerializer}

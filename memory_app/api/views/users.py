@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
-from memory_app.services.forget import user_memories_delete
+from memory_app.services.store.forget import user_memories_delete
 
 
 class UserMemoriesApi(APIView):

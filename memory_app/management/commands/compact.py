@@ -10,8 +10,8 @@ from tqdm import tqdm
 from memory_app.models import MaintenanceJob
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.selectors.compaction import compaction_scopes
-from memory_app.services.compaction import PlannedAction, ScopeReport, judge_tools, scope_compact
-from memory_app.services.maintenance import (
+from memory_app.services.maintenance.compaction import PlannedAction, ScopeReport, judge_tools, scope_compact
+from memory_app.services.maintenance.jobs import (
     maintenance_job_create,
     maintenance_job_retry,
     maintenance_job_run,

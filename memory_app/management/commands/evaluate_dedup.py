@@ -8,15 +8,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
-from memory_app.services.dedup_evaluation import (
+from memory_app.evaluation.dedup import (
     DECISIONS,
     LABELS,
     evaluate_pairs,
     evaluation_report,
     load_pairs,
 )
-from memory_app.services.dedup_stream import OUTCOMES, evaluate_stream
+from memory_app.evaluation.dedup_stream import OUTCOMES, evaluate_stream
+from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
 
 RATES = (
     "false_merge_rate",

@@ -13,7 +13,7 @@ from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import RecallTally, load_locomo, memory_items, user_of
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
-from memory_app.services.memories import memory_insert_many
+from memory_app.services.store.memories import memory_insert_many
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 MODES = ("hybrid", "vector", "fulltext")

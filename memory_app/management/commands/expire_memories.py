@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.models import Tenant
-from memory_app.services.expiry import memories_expire
+from memory_app.services.maintenance.expiry import memories_expire
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory_app.services.schedule import schedule_changes, schedule_install
+from memory_app.services.maintenance.schedule import schedule_changes, schedule_install
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
-from memory_app.services.knowledge import knowledge_load, knowledge_parse
+from memory_app.services.kinds.knowledge import knowledge_load, knowledge_parse
 
 
 class Command(BaseCommand):

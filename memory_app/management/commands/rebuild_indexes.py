@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_app.services.indexes import hnsw_indexes, index_drop_invalid, index_rebuild
+from memory_app.services.maintenance.indexes import hnsw_indexes, index_drop_invalid, index_rebuild
 
 from ._ops import human_bytes
 

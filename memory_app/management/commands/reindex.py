@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Procedure, ReindexVector
-from memory_app.services.reindex import (
+from memory_app.services.maintenance.reindex import (
     reindex_build,
     reindex_pending,
     reindex_procedures,

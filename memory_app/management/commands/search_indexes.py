@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.models import Tenant
-from memory_app.services.search_indexes import search_indexes_sync
+from memory_app.services.maintenance.search_indexes import search_indexes_sync
 
 
 class Command(BaseCommand):

@@ -32,7 +32,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import MaintenanceJob, Tenant
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.selectors.compaction import ScopeKey, compaction_scopes
-from memory_app.services.compaction import Mode, ScopeReport, judge_tools, scope_compact
+from memory_app.services.maintenance.compaction import Mode, ScopeReport, judge_tools, scope_compact
 from memory_app.services.queue import task_send
 
 logger = logging.getLogger(__name__)

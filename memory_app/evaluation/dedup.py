@@ -20,8 +20,8 @@ import numpy as np
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import Memory, Tenant
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.write import memory_store
 
 LABELS = ("duplicate", "update", "distinct", "refine")
 DECISIONS = ("merge", "supersede", "store", "review")

@@ -24,10 +24,10 @@ from memory_app.errors import ApplicationError
 from memory_app.extraction import ChatMessage, MemoryDraft, extract_conversation
 from memory_app.extraction.conversation import CONTEXT_RADIUS
 from memory_app.models import ConversationSession, Procedure, SessionMessage, Tenant
-from memory_app.services.procedures import procedure_record
-from memory_app.services.sessions import MessageInput, session_append
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.kinds.procedures import procedure_record
+from memory_app.services.kinds.sessions import MessageInput, session_append
+from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.write import memory_store
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
 from memory_app.services.actors import Actor
-from memory_app.services.lineage import memory_merge, memory_supersede
-from memory_app.services.review import review_cluster_create
-from memory_app.services.store_types import StoreOutcome
+from memory_app.services.lineage.changes import memory_merge, memory_supersede
+from memory_app.services.review.queue import review_cluster_create
+from memory_app.services.store.types import StoreOutcome
 
 MERGE_RELATIONS = {ChangeRelation.DUPLICATE.value, ChangeRelation.REFINE.value}
 

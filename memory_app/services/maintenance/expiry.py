@@ -29,7 +29,7 @@ from django.utils import timezone
 from memory_app.models import ConversationSession, Memory, Procedure, SessionMessage, Tenant
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.retrieval.forgetting import beyond_top_n, retention_scores
-from memory_app.services.forget import memories_purge
+from memory_app.services.store.forget import memories_purge
 
 
 @dataclass

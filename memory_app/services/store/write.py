@@ -29,20 +29,23 @@ from memory_app.judge.policy import decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
-from memory_app.services import locks
 from memory_app.services.actors import Actor
-from memory_app.services.embedding_backfill import embedding_backfill_enqueue, memories_embedding_pending
-from memory_app.services.memories import memory_build, memory_touch
-from memory_app.services.store_actions import (
+from memory_app.services.store import locks
+from memory_app.services.store.actions import (
     act_on_decision,
     is_merge,
     merge_new,
     merge_text_for,
     unmergeable,
 )
-from memory_app.services.store_config import DedupConfig, resolve_dedup_config
-from memory_app.services.store_types import MemoryInput, StoreOptions, StoreOutcome
-from memory_app.services.store_validation import store_items_validate
+from memory_app.services.store.config import DedupConfig, resolve_dedup_config
+from memory_app.services.store.embedding_backfill import (
+    embedding_backfill_enqueue,
+    memories_embedding_pending,
+)
+from memory_app.services.store.memories import memory_build, memory_touch
+from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -69,7 +72,7 @@ def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
 def _embed(items: Sequence[MemoryInput], tenant: Tenant) -> list[np.ndarray | None]:
     """One embed_texts call for the items without a vector. A provider failure degrades: the memory
     is still stored (hash dedup only, no vector), its outcome says `embedding_pending` and a task
-    fills the vector in (services/embedding_backfill.py)."""
+    fills the vector in (services/store/embedding_backfill.py)."""
     vectors: list[np.ndarray | None] = [item.embedding for item in items]
     missing = [i for i, v in enumerate(vectors) if v is None]
     if not missing:

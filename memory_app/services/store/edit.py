@@ -16,9 +16,9 @@ from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
-from memory_app.services.lineage import memory_supersede
-from memory_app.services.locks import scope_lock
-from memory_app.services.memories import memory_build
+from memory_app.services.lineage.changes import memory_supersede
+from memory_app.services.store.locks import scope_lock
+from memory_app.services.store.memories import memory_build
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
-from memory_app.services.lineage_sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
-from memory_app.services.memories import memory_build
+from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
+from memory_app.services.store.memories import memory_build
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")

@@ -23,7 +23,7 @@ from memory_app.errors import ApplicationError, not_found
 from memory_app.llm_client import LlmUnavailable, chat, llm_configured
 from memory_app.models import ConversationSession, Memory, SessionMessage, Tenant
 from memory_app.retrieval.trim import plan_trim
-from memory_app.services.forget import admin_log_forget, memories_purge
+from memory_app.services.store.forget import admin_log_forget, memories_purge
 
 logger = logging.getLogger(__name__)
 TRUNCATION_MARK = " […]"

@@ -12,7 +12,7 @@ from django.conf import settings
 from memory_app.judge.calibration import load_calibration
 from memory_app.models import Tenant
 from memory_app.selectors.agent_profiles import agent_config
-from memory_app.services.store_types import StoreOptions
+from memory_app.services.store.types import StoreOptions
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ import yaml
 from django.conf import settings
 
 from memory_app.models import Tenant
-from memory_app.services.store import memory_store
-from memory_app.services.store_types import MemoryInput
+from memory_app.services.store.types import MemoryInput
+from memory_app.services.store.write import memory_store
 
 FACT_FIELDS = ("text", "category", "fact_type", "source", "namespace", "topics", "entities", "pinned")
 

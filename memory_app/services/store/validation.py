@@ -11,7 +11,7 @@ from django.conf import settings
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.errors import ApplicationError
 from memory_app.models.memory import MemoryKind
-from memory_app.services.store_types import MemoryInput
+from memory_app.services.store.types import MemoryInput
 
 SCOPE_FIELD_MAX = 255
 

@@ -1,0 +1,4 @@
+"""The other kinds of memory: short-term sessions, procedures, knowledge, conversation ingest.
+
+Modules: interactions, knowledge, procedures, sessions.
+"""
