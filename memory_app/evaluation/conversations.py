@@ -213,7 +213,7 @@ def date_resolution(tenant: Tenant, turns: list[Turn], questions: list[Question]
             key = (conversation_of[user_id], dia)
             if key in relative and expression:
                 resolved[key] = expression
-    misses = []
+    misses: list[dict[str, Any]] = []
     for key, turn in sorted(relative.items()):
         if key not in resolved:
             match = RELATIVE_DATE.search(turn.text)
@@ -225,7 +225,7 @@ def date_resolution(tenant: Tenant, turns: list[Turn], questions: list[Question]
                     "expression": match.group(0) if match else "",
                 }
             )
-    vague = [m for m in misses if VAGUE.match(m["expression"])]
+    vague = [m for m in misses if VAGUE.match(str(m["expression"]))]
     dated = len(relative) - len(vague)
     return {
         "evidence_messages_with_relative_date": len(relative),
