@@ -113,19 +113,19 @@ def test_context_all_never_returns_more_than_max_tokens(tenant_a):
 
 @pytest.mark.django_db
 def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkeypatch):
-    import memory_app.embeddings as embeddings
+    import memory_app.selectors.search as search
 
     tenant = tenant_a.tenant
     memories_with_embeddings(tenant, ["User likes hiking in the Alps"], user_id="u1")
     memories_with_embeddings(tenant, ["The Alps' highest peak is Mont Blanc"], kind="semantic")
     embedded: list[str] = []
-    real = embeddings.embed_text
+    real = search.embed_text
 
     def counting(text, *, tenant):  # type: ignore[no-untyped-def]
         embedded.append(text)
         return real(text, tenant=tenant)
 
-    monkeypatch.setattr(embeddings, "embed_text", counting)
+    monkeypatch.setattr(search, "embed_text", counting)
     body = tenant_a.client.post(
         "/api/v1/context/all", {"query": "hiking in the Alps", "user_id": "u1"}, format="json"
     ).json()
