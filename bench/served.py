@@ -43,6 +43,8 @@ def server_env(url: str, **extra: str) -> dict[str, str]:
         "DEBUG": "false",
         "SECRET_KEY": "bench-only-secret-key",
         "ALLOWED_HOSTS": "127.0.0.1",
+        # Plain HTTP on the loopback, as behind a TLS-terminating proxy: no redirect to https.
+        "SECURE_SSL_REDIRECT": "false",
         "DATABASE_URL": url,
         "CELERY_BROKER_URL": "",
         "LOG_LEVEL": "warning",
