@@ -139,10 +139,12 @@ class ToolSpec:
         )
         if not result.ok:
             return error_result(result)
-        data = result.data if isinstance(result.data, dict) else {"results": result.data}
-        return types.CallToolResult(
-            content=[types.TextContent(text=json.dumps(data))], structured_content=data
-        )
+        if isinstance(result.data, dict):
+            data, text = result.data, result.text  # the API's own rendering, not encoded a second time
+        else:
+            data = {"results": result.data}
+            text = json.dumps(data)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
 
 
 def _ref_name(node: dict[str, Any]) -> str | None:
