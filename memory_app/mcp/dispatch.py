@@ -27,6 +27,7 @@ from memory_app.api.errors import error_body
 class OperationResult:
     status: int
     data: Any  # the JSON body, parsed; None for 204
+    text: str = ""  # the JSON body as the API rendered it
 
     @property
     def ok(self) -> bool:
@@ -81,7 +82,8 @@ def call_operation(
         match = resolve(path)
         response = match.func(request, *match.args, **match.kwargs)
         response.render()
-        data = json.loads(response.content) if response.content else None
-        return OperationResult(status=response.status_code, data=data)
+        text = response.content.decode()
+        data = json.loads(text) if text else None
+        return OperationResult(status=response.status_code, data=data, text=text)
     finally:
         close_old_connections()

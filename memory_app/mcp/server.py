@@ -53,10 +53,12 @@ UNAUTHENTICATED = OperationResult(401, error_body("not_authenticated", "An API k
 
 def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
     """`principal`: the stdio server's tenant; None over HTTP (each request brings its key)."""
-    tool_definitions()  # at start-up, not in an agent's first request
+    # Built here, at start-up (generating the OpenAPI document takes a second or two), so the
+    # handlers below only read the cache and need no worker thread.
+    tools = tool_definitions()
+    input_schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        tools = await anyio.to_thread.run_sync(tool_definitions)
         return types.ListToolsResult(tools=list(tools))
 
     async def call_tool(
@@ -155,6 +157,10 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         "agent-memory",
         version="1.0.0",
         instructions=INSTRUCTIONS,
+        # Over streamable HTTP the SDK checks a call's Mcp-Param-* headers against the tool's input
+        # schema; without this lookup it runs the whole tools/list handler (and serialises every
+        # tool's schemas) before each tools/call to find that one schema.
+        get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,

@@ -25,6 +25,9 @@ API = "/api/v1"
 MAX_ID = 2**63 - 1
 # OpenAPI-only keys an MCP client has no use for (and that make the schemas longer for the LLM).
 NOISE = frozenset({"readOnly", "writeOnly", "example", "examples"})
+# The fields a summarized nested object (see `summarize_listed`) still types: what an agent acts on,
+# the id (for get_memory, update_memory, memory_feedback) and the text.
+KEY_FIELDS = ("id", "text")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class ToolSpec:
         if not ok or "content" not in ok:
             return None
         components = openapi_document()["components"]["schemas"]
-        schema = inline_refs(ok["content"]["application/json"]["schema"], components)
+        schema = summarize_listed(ok["content"]["application/json"]["schema"], components)
         if schema.get("type") != "object":
             schema = {"type": "object", "properties": {"results": schema}}
         return drop_keys(to_json_schema(schema, strict=True), NOISE)
@@ -136,10 +139,83 @@ class ToolSpec:
         )
         if not result.ok:
             return error_result(result)
-        data = result.data if isinstance(result.data, dict) else {"results": result.data}
-        return types.CallToolResult(
-            content=[types.TextContent(text=json.dumps(data))], structured_content=data
-        )
+        if isinstance(result.data, dict):
+            data, text = result.data, result.text  # the API's own rendering, not encoded a second time
+        else:
+            data = {"results": result.data}
+            text = json.dumps(data)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
+
+
+def _ref_name(node: dict[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    if ref is None and len(node.get("allOf", [])) == 1:  # drf-spectacular's nullable reference
+        ref = node["allOf"][0].get("$ref")
+    return ref.rsplit("/", 1)[1] if isinstance(ref, str) else None
+
+
+def _returned_by(component: str) -> str | None:
+    for spec in TOOLS:
+        responses = spec.operation()["responses"]
+        for status in ("200", "201"):
+            content = responses.get(status, {}).get("content", {}).get("application/json", {})
+            if _ref_name(content.get("schema", {})) == component:
+                return spec.name
+    return None
+
+
+def _summary(component: str, components: dict[str, Any]) -> dict[str, Any]:
+    fields = components[component]["properties"]
+    owner = _returned_by(component)
+    where = f"; {owner}'s output schema gives each field's type" if owner else ""
+    return {
+        "type": "object",
+        "description": f"Every field is listed in `required`{where}.",
+        "properties": {name: fields[name] for name in KEY_FIELDS if name in fields},
+        "required": sorted(fields),
+        "additionalProperties": True,
+    }
+
+
+def summarize_listed(node: Any, components: dict[str, Any], *, field_of_item: bool = False) -> Any:
+    """`inline_refs`, except that an object nested in each item of a list (the memory in every search
+    hit or context fact) is summarized: its field names and its `KEY_FIELDS` with their types.
+
+    Why: the SDK's client checks every tool result against the output schema (jsonschema, on each
+    call), and a memory's thirty typed fields in each of ten hits took it several milliseconds per
+    search, more than the rest of the MCP layer. The item's own fields stay typed and closed; the
+    nested object's full schema is its own tool's output schema (get_memory for a memory)."""
+    if isinstance(node, list):
+        return [summarize_listed(item, components, field_of_item=field_of_item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    name = _ref_name(node)
+    if field_of_item and name is not None and "properties" in components[name]:
+        rest = {k: v for k, v in node.items() if k not in ("$ref", "allOf")}
+        return {**_summary(name, components), **rest}
+    if "$ref" in node:
+        target = components[node["$ref"].rsplit("/", 1)[1]]
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "items":
+            out[key] = _item(value, components)
+        elif key in ("allOf", "anyOf", "oneOf"):
+            out[key] = summarize_listed(value, components, field_of_item=field_of_item)
+        else:
+            out[key] = summarize_listed(value, components)
+    return out
+
+
+def _item(node: Any, components: dict[str, Any]) -> Any:
+    item = summarize_listed(node, components)
+    if isinstance(item, dict) and isinstance(node, dict) and "properties" in item:
+        raw = components[node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
+        item["properties"] = {
+            key: summarize_listed(value, components, field_of_item=True)
+            for key, value in raw["properties"].items()
+        }
+    return item
 
 
 def error_result(result: OperationResult) -> types.CallToolResult:
