@@ -22,31 +22,16 @@ import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
 import store_data
-from benchdb import log, use_database
+from benchdb import log
 
 RESULTS = benchenv.ROOT / "bench" / "results" / "context.json"
 RESULTS_QUICK = benchenv.ROOT / "bench" / "results" / "context_quick.json"
 
 
 def prepare(rows: int, *, reload: bool):  # type: ignore[no-untyped-def]
-    from django.core.management import call_command
-    from django.db import connection
-
-    from memory_app.models import Tenant
-
-    name = f"memory_bench_context_{rows}"
-    use_database(name)
-    call_command("migrate", verbosity=0)
-    with connection.cursor() as cur:
-        loaded = store_data.loaded_rows(cur)
-    if reload or loaded != rows:
-        log(f"loading {rows:,} rows into {name} (kept for later runs)")
-        use_database(name, fresh=True)
-        call_command("migrate", verbosity=0)
-    tenant, _ = Tenant.objects.get_or_create(slug=store_data.TENANT_SLUG, defaults={"name": "bench context"})
-    if reload or loaded != rows:
-        store_data.load(rows, tenant.pk, log=log)
-    return tenant
+    return store_data.prepare(
+        rows, name=f"memory_bench_context_{rows}", reload=reload, tenant_name="bench context"
+    )
 
 
 def ensure_session(tenant) -> None:  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from benchdb import memory_indexes_dropped
 from store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
 
 DATA_VERSION = 1
@@ -57,15 +58,8 @@ def load(rows: int, users: int, tenant_id: int, *, log: Callable[[str], None]) -
     with raw.cursor() as cur:
         cur.execute("DROP TABLE IF EXISTS bench_load_meta")
         cur.execute("TRUNCATE memory_app_memory CASCADE")
-        cur.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_app_memory' "
-            "AND indexname NOT LIKE '%%pkey' AND indexname NOT IN "
-            "(SELECT conname FROM pg_constraint WHERE conrelid = 'memory_app_memory'::regclass)"
-        )
-        definitions = dict(cur.fetchall())
-        for name in definitions:
-            cur.execute(f"DROP INDEX {name}")
-        raw.commit()
+    raw.commit()
+    with memory_indexes_dropped(raw, log=log) as cur:
         base = datetime(2025, 1, 1, tzinfo=UTC)
         which = rng.integers(0, len(cents), rows)
         vectors = around(cents[which], rng)
@@ -81,12 +75,7 @@ def load(rows: int, users: int, tenant_id: int, *, log: Callable[[str], None]) -
                 )  # fmt: skip
         raw.commit()
         log(f"  copied {rows:,} rows over {users} users ({time.perf_counter() - t0:.0f} s)")
-        cur.execute("SET maintenance_work_mem = '1GB'")
-        for name, definition in definitions.items():
-            t1 = time.perf_counter()
-            cur.execute(definition)
-            raw.commit()
-            log(f"  built {name} in {time.perf_counter() - t1:.0f} s")
+    with raw.cursor() as cur:
         cur.execute("CREATE TABLE bench_load_meta (version integer NOT NULL, max_id bigint NOT NULL)")
         cur.execute("INSERT INTO bench_load_meta SELECT %s, max(id) FROM memory_app_memory", [DATA_VERSION])
         raw.commit()

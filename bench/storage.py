@@ -24,7 +24,7 @@ import time
 import benchenv  # first: the project on sys.path, the bench environment
 import django
 import store_data
-from benchdb import log, use_database
+from benchdb import log
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "storage.json"
@@ -33,24 +33,11 @@ TABLE = "memory_app_memory"
 
 
 def prepare(rows: int, *, reload: bool, maintenance_work_mem: str) -> dict[str, float]:
-    from django.core.management import call_command
-    from django.db import connection
-
-    from memory_app.models import Tenant
-
-    name = store_data.database_name(rows)
-    use_database(name)
-    call_command("migrate", verbosity=0)
-    with connection.cursor() as cur:
-        loaded = store_data.loaded_rows(cur)
+    """Index build times when this call loaded the table (empty when it was loaded already)."""
     build_seconds: dict[str, float] = {}
-    if reload or loaded != rows:
-        log(f"loading {rows:,} rows into {name}")
-        use_database(name, fresh=True, migrate=True)
-        tenant = Tenant.objects.create(slug=store_data.TENANT_SLUG, name="bench store")
-        store_data.load(
-            rows, tenant.pk, log=log, maintenance_work_mem=maintenance_work_mem, build_seconds=build_seconds
-        )
+    store_data.prepare(
+        rows, reload=reload, maintenance_work_mem=maintenance_work_mem, build_seconds=build_seconds
+    )
     return build_seconds
 
 

@@ -22,7 +22,7 @@ import django
 import numpy as np
 import store_data
 import store_real
-from benchdb import log, use_database
+from benchdb import log
 
 ROOT = benchenv.ROOT
 
@@ -33,24 +33,7 @@ BATCH = 50
 
 
 def prepare(rows: int, *, reload: bool):  # type: ignore[no-untyped-def]
-    from django.core.management import call_command
-    from django.db import connection
-
-    from memory_app.models import Tenant
-
-    name = store_data.database_name(rows)
-    use_database(name)
-    call_command("migrate", verbosity=0)
-    with connection.cursor() as cur:
-        loaded = store_data.loaded_rows(cur)
-    if reload or loaded != rows:
-        log(f"loading {rows:,} rows into {name} (kept for later runs)")
-        use_database(name, fresh=True)
-        call_command("migrate", verbosity=0)
-    tenant, _ = Tenant.objects.get_or_create(slug=store_data.TENANT_SLUG, defaults={"name": "bench store"})
-    if reload or loaded != rows:
-        store_data.load(rows, tenant.pk, log=log)
-    return tenant
+    return store_data.prepare(rows, reload=reload, tenant_name="bench store")
 
 
 def reset(tenant, max_id: int) -> None:  # type: ignore[no-untyped-def]

@@ -12,8 +12,11 @@ import itertools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
+from benchdb import log as bench_log
+from benchdb import memory_indexes_dropped, use_database
 
 DIM = 384
 CENTRES = 1000
@@ -99,6 +102,30 @@ def _real_rows(start: datetime) -> list[tuple[str, np.ndarray, datetime]]:
     ]
 
 
+def prepare(
+    rows: int, *, name: str = "", reload: bool = False, tenant_name: str = "bench store", **load_options: Any
+) -> Any:
+    """The bench tenant of `rows` synthetic memories in database `name` (default: the store
+    benchmark's), loaded once and kept; `reload` or a different size loads it again."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory_app.models import Tenant
+
+    name = name or database_name(rows)
+    use_database(name)
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cur:
+        fresh = reload or loaded_rows(cur) != rows
+    if fresh:
+        bench_log(f"loading {rows:,} rows into {name} (kept for later runs)")
+        use_database(name, fresh=True, migrate=True)
+    tenant, _ = Tenant.objects.get_or_create(slug=TENANT_SLUG, defaults={"name": tenant_name})
+    if fresh:
+        load(rows, tenant.pk, log=bench_log, **load_options)
+    return tenant
+
+
 def loaded_max_id(cursor) -> int:  # type: ignore[no-untyped-def]
     cursor.execute("SELECT max_id FROM bench_store_meta WHERE version = %s", [DATA_VERSION])
     return int(cursor.fetchone()[0])
@@ -131,15 +158,10 @@ def load(
     with raw.cursor() as cur:
         cur.execute("DROP TABLE IF EXISTS bench_store_meta")
         cur.execute("TRUNCATE memory_app_memory CASCADE")
-        cur.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_app_memory' "
-            "AND indexname NOT LIKE '%%pkey' AND indexname NOT IN "
-            "(SELECT conname FROM pg_constraint WHERE conrelid = 'memory_app_memory'::regclass)"
-        )
-        definitions = dict(cur.fetchall())
-        for name in definitions:
-            cur.execute(f"DROP INDEX {name}")
-        raw.commit()
+    raw.commit()
+    with memory_indexes_dropped(
+        raw, log=log, maintenance_work_mem=maintenance_work_mem, build_seconds=build_seconds
+    ) as cur:
         base = datetime(2025, 1, 1, tzinfo=UTC)
         which = rng.integers(0, CENTRES, rows)
         vectors = around(cents[which], rng)
@@ -158,15 +180,7 @@ def load(
                 )  # fmt: skip
         raw.commit()
         log(f"  copied {rows:,} rows and {len(real):,} real sentences ({time.perf_counter() - t0:.0f} s)")
-        cur.execute("SELECT set_config('maintenance_work_mem', %s, false)", [maintenance_work_mem])
-        for name, definition in definitions.items():
-            t1 = time.perf_counter()
-            cur.execute(definition)
-            raw.commit()
-            took = time.perf_counter() - t1
-            if build_seconds is not None:
-                build_seconds[name] = round(took, 1)
-            log(f"  built {name} in {took:.0f} s")
+    with raw.cursor() as cur:
         # The loaded rows' highest id: what a run adds lies above it, even after a crashed run.
         cur.execute(
             "CREATE TABLE bench_store_meta (rows integer NOT NULL, version integer NOT NULL, max_id bigint)"
