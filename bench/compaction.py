@@ -264,14 +264,18 @@ def main() -> None:
     args = parser.parse_args()
     django.setup()
     from django.conf import settings
+    from django.test import override_settings
 
     radius = args.radius or settings.COMPACTION_RADIUS
-    if args.blas_threads is not None:
-        settings.COMPACTION_BLAS_THREADS = args.blas_threads
     # --quick lowers the exact limit so its small scopes exercise the inverted lists too.
-    settings.COMPACTION_EXACT_MAX_ROWS = args.exact_max_rows or (
-        2000 if args.quick else settings.COMPACTION_EXACT_MAX_ROWS
-    )
+    overrides: dict[str, int] = {
+        "COMPACTION_EXACT_MAX_ROWS": args.exact_max_rows
+        or (2000 if args.quick else settings.COMPACTION_EXACT_MAX_ROWS)
+    }
+    if args.blas_threads is not None:
+        overrides["COMPACTION_BLAS_THREADS"] = args.blas_threads
+    # Through override_settings, whose signal drops the cached config objects (memory_app/conf.py).
+    override_settings(**overrides).enable()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     results = [run_size(total, args.seed, radius, args.reload) for total in sizes]
     report = {

@@ -10,7 +10,7 @@ import json
 import logging
 from typing import Any
 
-from django.conf import settings
+from memory_app.conf import llm_config
 
 logger = logging.getLogger(__name__)
 
@@ -20,17 +20,18 @@ class LlmUnavailable(Exception):
 
 
 def llm_configured() -> bool:
-    return bool(settings.LLM_MODEL and settings.OPENAI_API_KEY)
+    return llm_config().configured
 
 
 def _client() -> Any:
     # start-up cost: openai is imported only when an LLM is configured
     from openai import OpenAI
 
+    config = llm_config()
     return OpenAI(
-        api_key=settings.OPENAI_API_KEY,
-        base_url=settings.OPENAI_BASE_URL or None,
-        timeout=settings.OPENAI_TIMEOUT_SECONDS,
+        api_key=config.api_key,
+        base_url=config.base_url or None,
+        timeout=config.timeout_seconds,
         max_retries=1,
     )
 
@@ -39,7 +40,7 @@ def chat(*, system: str, user: str, json_output: bool = False, max_tokens: int |
     if not llm_configured():
         raise LlmUnavailable("no LLM configured (LLM_MODEL and OPENAI_API_KEY)")
     kwargs: dict[str, Any] = {
-        "model": settings.LLM_MODEL,
+        "model": llm_config().model,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
         "temperature": 0,
     }

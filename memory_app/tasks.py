@@ -16,6 +16,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from memory_app.conf import maintenance_config
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.models.jobs import JobKind
@@ -58,7 +59,7 @@ def maintenance_job_run(self: Any, job_id: int) -> dict[str, Any] | None:
         maintenance_job_run.apply_async((job_id,), countdown=1)
         return None
     if job is None and not self.request.is_eager and maintenance_job_active(job_id=job_id):
-        maintenance_job_run.apply_async((job_id,), countdown=settings.MAINTENANCE_JOB_STALE_SECONDS)
+        maintenance_job_run.apply_async((job_id,), countdown=maintenance_config().job_stale_seconds)
     return None if job is None else dict(job.stats)
 
 
@@ -99,8 +100,8 @@ def expiry_run(tenant_id: int | None = None) -> dict[str, Any]:
     name="memory.search_indexes_periodic",
     **{
         **_LIMITS,
-        "soft_time_limit": settings.SEARCH_INDEXES_TIME_LIMIT_SECONDS,
-        "time_limit": settings.SEARCH_INDEXES_TIME_LIMIT_SECONDS + 300,
+        "soft_time_limit": maintenance_config().search_indexes_time_limit_seconds,
+        "time_limit": maintenance_config().search_indexes_time_limit_seconds + 300,
     },
 )
 def search_indexes_periodic() -> dict[str, int]:
@@ -134,7 +135,7 @@ def memory_embeddings_fill(self: Any, memory_ids: list[int]) -> int:
 @shared_task(name="memory.embeddings_sweep", **_LIMITS)
 def memory_embeddings_sweep() -> int:
     """Queue the fill for every active memory still without a vector (a lost task, a broker outage)."""
-    ids = embedding_backfill_pending_ids(limit=settings.EMBEDDING_SWEEP_BATCH)
+    ids = embedding_backfill_pending_ids(limit=maintenance_config().embedding_sweep_batch)
     for start in range(0, len(ids), 100):
         memory_embeddings_fill.delay(ids[start : start + 100])
     if ids:

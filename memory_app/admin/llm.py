@@ -11,15 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from django.conf import settings
-
+from memory_app.conf import llm_config
 from memory_app.judge import JudgeItem, get_judge
 
 logger = logging.getLogger(__name__)
 
 
 def llm_suggestion_available() -> bool:
-    return bool(settings.LLM_MODEL and settings.OPENAI_API_KEY)
+    return llm_config().configured
 
 
 def llm_merge_suggestion(texts: Sequence[str]) -> str | None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from memory_app.conf import store_config
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryStatus
@@ -57,8 +57,8 @@ class MemoryAdminForm(forms.ModelForm):
     def clean_text(self) -> str:
         text = self.cleaned_data["text"].strip()
         memory = self.instance
-        if not text or len(text) > settings.MEMORY_MAX_TEXT_CHARS:
-            raise forms.ValidationError(f"Must be 1 to {settings.MEMORY_MAX_TEXT_CHARS} characters.")
+        if not text or len(text) > store_config().max_text_chars:
+            raise forms.ValidationError(f"Must be 1 to {store_config().max_text_chars} characters.")
         if text == memory.text or normalized_hash(text) == memory.text_hash:
             return text
         if memory.status != MemoryStatus.ACTIVE:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
 from memory_app.api.strict import StrictSerializer
+from memory_app.conf import kinds_config
 from memory_app.extraction import ChatMessage
 from memory_app.models.shortterm import MessageRole
 
@@ -44,7 +44,7 @@ class InteractionInputSerializer(StrictSerializer):
         child=ChatMessageSerializer(),
         required=False,
         min_length=1,
-        max_length=settings.INTERACTION_MAX_MESSAGES,
+        max_length=kinds_config().interaction_max_messages,
         help_text="the new messages, oldest first (instead of user_message / assistant_message)",
     )
     user_message = serializers.CharField(max_length=1_000_000, trim_whitespace=False, required=False)
@@ -120,6 +120,6 @@ class InteractionBatchInputSerializer(StrictSerializer):
     interactions = serializers.ListField(
         child=InteractionInputSerializer(),
         min_length=1,
-        max_length=settings.INTERACTIONS_BATCH_MAX,
+        max_length=kinds_config().interactions_batch_max,
         help_text="interactions stored in order, e.g. the sessions of an imported history",
     )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
 from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
+from memory_app.conf import store_config
 from memory_app.models.agent_config import JUDGES
 from memory_app.models.memory import MemoryKind
 
@@ -23,7 +23,7 @@ class StrictCharField(serializers.CharField):
 
 
 def _check_text_length(value: str) -> str:
-    limit = settings.MEMORY_MAX_TEXT_CHARS
+    limit = store_config().max_text_chars
     if len(value) > limit:
         raise serializers.ValidationError(
             f"Ensure this field has no more than {limit} characters (it has {len(value)})."

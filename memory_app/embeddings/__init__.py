@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import embeddings_config
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache import cached_embed
 from memory_app.embeddings.providers import get_provider
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def embedding_model_name() -> str:
     """The model every stored vector is tagged with; vectors of different models never mix."""
-    return str(settings.EMBEDDING_MODEL)
+    return str(embeddings_config().model)
 
 
 def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
@@ -48,7 +48,7 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     provider = get_provider()
     if not items:
         return np.zeros((0, provider.dimensions), dtype=np.float32)
-    if settings.EMBEDDING_CACHE_ENABLED:
+    if embeddings_config().cache_enabled:
         return cached_embed(items, provider, tenant_id=tenant.pk if tenant is not None else None)
     vectors = provider_embed(provider, items)
     stats_record(

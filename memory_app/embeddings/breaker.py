@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import embeddings_config
 from memory_app.embeddings.providers import EmbeddingProvider
 from memory_app.errors import ApplicationError
 
@@ -45,10 +45,10 @@ class _Breaker:
             if self.opened_at is None:
                 return
             waited = time.monotonic() - self.opened_at
-            if waited >= settings.EMBEDDING_BREAKER_SECONDS and not self.trial_running:
+            if waited >= embeddings_config().breaker_seconds and not self.trial_running:
                 self.trial_running = True  # this caller is the half-open trial
                 return
-            retry_in = max(settings.EMBEDDING_BREAKER_SECONDS - waited, 0.0)
+            retry_in = max(embeddings_config().breaker_seconds - waited, 0.0)
         raise ApplicationError(
             f"embedding provider unavailable (circuit open after repeated failures: {self.last_error}); "
             f"next attempt in {retry_in:.0f}s",
@@ -67,12 +67,12 @@ class _Breaker:
             self.failures += 1
             self.last_error = str(getattr(exc, "message", exc))[:200]
             self.trial_running = False
-            if self.failures >= settings.EMBEDDING_BREAKER_FAILURES:
+            if self.failures >= embeddings_config().breaker_failures:
                 if self.opened_at is None:
                     logger.warning(
                         "embedding provider failed %d time(s) in a row; not calling it for %.0fs (%s)",
                         self.failures,
-                        settings.EMBEDDING_BREAKER_SECONDS,
+                        embeddings_config().breaker_seconds,
                         self.last_error,
                     )
                 self.opened_at = time.monotonic()
@@ -82,7 +82,7 @@ class _Breaker:
             if self.opened_at is None:
                 return BreakerState("closed", self.failures, self.last_error, 0.0)
             waited = time.monotonic() - self.opened_at
-            retry_in = max(settings.EMBEDDING_BREAKER_SECONDS - waited, 0.0)
+            retry_in = max(embeddings_config().breaker_seconds - waited, 0.0)
             return BreakerState("open" if retry_in else "half_open", self.failures, self.last_error, retry_in)
 
     def reset(self) -> None:

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
+from memory_app.conf import embeddings_config
 from memory_app.db import fetch_all
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.keys import CacheKeys
@@ -250,7 +250,7 @@ def _near_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
             model,
             f"{match.score:.4f}" if match is not None else "none",
             surface,
-            settings.SEMANTIC_DEDUP_THRESHOLD,
+            embeddings_config().near_dup_threshold,
             item.chash[:16],
         )
         remaining.append(item)
@@ -267,7 +267,7 @@ def _log_hit(model: str, score: float, surface: float, chash: str, reused: str) 
         model,
         score,
         surface,
-        settings.SEMANTIC_DEDUP_THRESHOLD,
+        embeddings_config().near_dup_threshold,
         chash[:16],
         reused[:16],
     )
@@ -296,7 +296,7 @@ def _embed_misses(
     for item, vector in zip(todo, vectors, strict=True):
         item.vector, item.tier = vector, "miss"
         item.tokens = count_tokens(item.text, provider.model)
-    if health.broken or not settings.EMBEDDING_CACHE_ENABLED:
+    if health.broken or not embeddings_config().cache_enabled:
         return
     rows = [
         EmbeddingCacheEntry(

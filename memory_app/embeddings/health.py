@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import embeddings_config
 from memory_app.db.vectors import DIMENSIONS
 
 # After this many failures in a row the provider counts as down rather than failing now and then.
@@ -75,8 +74,8 @@ def provider_state() -> dict[str, Any]:
         status = "ok" if record.successes else "unknown"
     return {
         "status": status,
-        "provider": settings.EMBEDDING_PROVIDER,
-        "model": settings.EMBEDDING_MODEL,
+        "provider": embeddings_config().provider,
+        "model": embeddings_config().model,
         "dimensions": DIMENSIONS,
         "consecutive_failures": record.consecutive_failures,
         "failures": record.failures,

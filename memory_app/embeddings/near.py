@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import embeddings_config
 from memory_app.db import fetch_all, hnsw_settings, index_valid, local_settings, vector_literal
 from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.stats import CACHE_ERRORS
@@ -46,13 +46,13 @@ class NearMatch:
 def near_reuse(*, proxy_score: float, surface_score: float) -> bool:
     """The reuse rule, the one place it is written (the benchmark measures this function)."""
     return (
-        proxy_score >= settings.SEMANTIC_DEDUP_THRESHOLD
-        and surface_score >= settings.EMBEDDING_NEAR_DUP_SURFACE_MIN
+        proxy_score >= embeddings_config().near_dup_threshold
+        and surface_score >= embeddings_config().near_dup_surface_min
     )
 
 
 def near_dup_enabled(*, provider_is_remote: bool) -> bool:
-    mode = settings.EMBEDDING_NEAR_DUP
+    mode = embeddings_config().near_dup
     return mode == "on" or (mode == "auto" and provider_is_remote)
 
 
@@ -132,7 +132,7 @@ def near_lookup(
         return found
     literals = [vector_literal(row) for row in proxies]
     tenant_args = [] if tenant_id is None else [tenant_id]
-    with local_settings(hnsw_settings(ef_search=settings.EMBEDDING_NEAR_DUP_EF_SEARCH), isolate=restore):
+    with local_settings(hnsw_settings(ef_search=embeddings_config().near_dup_ef_search), isolate=restore):
         rows = fetch_all(_lateral_sql(tenant_id), [literals, *tenant_args, model])
     for ordinal, entry_id, chash, skeleton, embedding, sketch, distance in rows:
         vector = np.asarray(embedding, dtype=np.float32)

@@ -10,8 +10,8 @@ import threading
 from typing import Protocol
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import OpenAIEmbeddingConfig, embeddings_config
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.embeddings import health
 from memory_app.embeddings.local import local_batcher, local_embed
@@ -42,7 +42,7 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if settings.EMBEDDING_LOCAL_BATCHING:  # one forward pass for concurrent requests
+        if embeddings_config().local_batching:  # one forward pass for concurrent requests
             return np.asarray(local_batcher().embed(texts))
         return local_embed(texts)
 
@@ -51,22 +51,12 @@ class LocalProvider:
 
 
 _lock = threading.Lock()
-_providers: dict[tuple, EmbeddingProvider] = {}
+_providers: dict[tuple[str, str, int, OpenAIEmbeddingConfig], EmbeddingProvider] = {}
 
 
-def _settings_key() -> tuple:
-    return (
-        settings.EMBEDDING_PROVIDER,
-        settings.EMBEDDING_MODEL,
-        DIMENSIONS,
-        settings.OPENAI_API_KEY,
-        settings.OPENAI_BASE_URL,
-        settings.OPENAI_EMBEDDING_TIMEOUT_SECONDS,
-        settings.OPENAI_EMBEDDING_BATCH_SIZE,
-        settings.OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST,
-        settings.OPENAI_EMBEDDING_MAX_RETRIES,
-        settings.OPENAI_EMBEDDING_BACKOFF_SECONDS,
-    )
+def _settings_key() -> tuple[str, str, int, OpenAIEmbeddingConfig]:
+    config = embeddings_config()
+    return (config.provider, config.model, DIMENSIONS, config.openai)
 
 
 def get_provider() -> EmbeddingProvider:
@@ -101,12 +91,12 @@ class _Recorded:
         return vectors
 
 
-def _build(key: tuple) -> EmbeddingProvider:
+def _build(key: tuple[str, str, int, OpenAIEmbeddingConfig]) -> EmbeddingProvider:
     return _Recorded(_build_inner(key))  # type: ignore[return-value]
 
 
-def _build_inner(key: tuple) -> EmbeddingProvider:
-    name, model, dimensions = key[0], key[1], key[2]
+def _build_inner(key: tuple[str, str, int, OpenAIEmbeddingConfig]) -> EmbeddingProvider:
+    name, model, dimensions, openai = key
     if name == "openai":
         # start-up cost: openai only for the remote provider
         from memory_app.embeddings.openai_provider import OpenAIProvider
@@ -114,12 +104,12 @@ def _build_inner(key: tuple) -> EmbeddingProvider:
         return OpenAIProvider(
             model=model,
             dimensions=dimensions,
-            api_key=settings.OPENAI_API_KEY,
-            base_url=settings.OPENAI_BASE_URL or None,
-            timeout=settings.OPENAI_EMBEDDING_TIMEOUT_SECONDS,
-            batch_size=settings.OPENAI_EMBEDDING_BATCH_SIZE,
-            max_tokens_per_request=settings.OPENAI_EMBEDDING_MAX_TOKENS_PER_REQUEST,
-            max_retries=settings.OPENAI_EMBEDDING_MAX_RETRIES,
-            backoff_seconds=settings.OPENAI_EMBEDDING_BACKOFF_SECONDS,
+            api_key=openai.api_key,
+            base_url=openai.base_url or None,
+            timeout=openai.timeout_seconds,
+            batch_size=openai.batch_size,
+            max_tokens_per_request=openai.max_tokens_per_request,
+            max_retries=openai.max_retries,
+            backoff_seconds=openai.backoff_seconds,
         )
     return LocalProvider(model=model, dimensions=dimensions)

@@ -17,12 +17,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, fields
 
-from django.conf import settings
 from django.core.exceptions import SynchronousOnlyOperation
 from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory_app.conf import embeddings_config
 from memory_app.db import execute, set_local
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
@@ -82,9 +82,9 @@ def stats_record(
         _pending.totals.setdefault(model, BatchCounts()).add(counts)
         before = _pending.texts_seen
         _pending.texts_seen += counts.texts
-        every = settings.EMBEDDING_STATS_LOG_EVERY
+        every = embeddings_config().stats_log_every
         crossed = before // every != _pending.texts_seen // every
-        due = time.monotonic() - _pending.last_flush >= settings.EMBEDDING_STATS_FLUSH_SECONDS
+        due = time.monotonic() - _pending.last_flush >= embeddings_config().stats_flush_seconds
         summary = _summary_line() if crossed else None
     if summary:
         logger.info(summary)
@@ -96,7 +96,7 @@ def stats_record(
 
 
 def _summary_line() -> str:
-    price = settings.EMBEDDING_PRICE_PER_1K_TOKENS
+    price = embeddings_config().price_per_1k_tokens
     parts = []
     for model, c in sorted(_pending.totals.items()):
         hits = c.exact_hits + c.normalized_hits + c.near_hits

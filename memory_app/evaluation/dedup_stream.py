@@ -22,6 +22,7 @@ from typing import Any
 from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import Question
 from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
+from memory_app.judge.base import RelationJudge
 from memory_app.judge.llm import LLMJudge
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -64,7 +65,7 @@ def stream_store(
     vectors: Any,
     scope: str,
     options: StoreOptions,
-    judge: Any = None,
+    judge: RelationJudge | None = None,
     progress: Progress = _no_progress,
     label: str = "storing",
 ) -> StreamRun:

@@ -6,8 +6,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.conf import settings
-
+from memory_app.conf import kinds_config, store_config
 from memory_app.extraction.conversation import ChatMessage, MemoryDraft, drafts_offline, message_memory
 from memory_app.extraction.rules import extract_rules
 from memory_app.extraction.types import ExtractedMemory, ExtractionResult
@@ -30,7 +29,7 @@ def extract_memories(
     user_message: str, assistant_message: str = "", *, mode: str | None = None
 ) -> ExtractionResult:
     """`mode` auto (LLM if configured, else rules), llm (rules only as a fallback) or rules."""
-    mode = mode or settings.EXTRACTION_MODE
+    mode = mode or kinds_config().extraction_mode
     warnings: list[str] = []
     if mode in {"auto", "llm"}:
         if llm_configured():
@@ -60,8 +59,8 @@ def extract_conversation(
     """Memories from messages[first:] (the ones before are context). Every substantive message is
     kept as said in both modes; the facts come from one LLM call, or from the rules when no LLM is
     configured or the call fails in any way (the failure is in `warnings`)."""
-    mode = mode or settings.EXTRACTION_MODE
-    limit = settings.MEMORY_MAX_TEXT_CHARS
+    mode = mode or kinds_config().extraction_mode
+    limit = store_config().max_text_chars
     warnings: list[str] = []
     if mode in {"auto", "llm"}:
         if llm_configured():

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import store_config
 from memory_app.extraction.conversation import ChatMessage, MemoryDraft, with_speaker
 from memory_app.extraction.types import ExtractedMemory
 from memory_app.llm_client import LlmUnavailable, chat_json
@@ -41,7 +40,7 @@ def parse_memories(payload: dict[str, Any]) -> list[ExtractedMemory]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             continue
-        text = item["text"].strip()[: settings.MEMORY_MAX_TEXT_CHARS]
+        text = item["text"].strip()[: store_config().max_text_chars]
         if not text:
             continue
         kind = item.get("kind") if item.get("kind") in {"episodic", "semantic"} else "episodic"
@@ -113,7 +112,7 @@ def parse_conversation_memories(
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             continue
-        text = item["text"].strip()[: settings.MEMORY_MAX_TEXT_CHARS]
+        text = item["text"].strip()[: store_config().max_text_chars]
         about = item.get("about")
         sources = item.get("source_message_ids")
         ids = tuple(str(s) for s in sources if str(s) in new) if isinstance(sources, list) else ()

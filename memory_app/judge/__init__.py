@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from django.conf import settings
-
+from memory_app.conf import judge_config
 from memory_app.judge.base import JudgeItem, Judgement, Relation, RelationJudge
 from memory_app.judge.merge import merge_text
 
@@ -12,7 +11,7 @@ __all__ = ["JudgeItem", "Judgement", "Relation", "RelationJudge", "get_judge", "
 
 def get_judge(name: str | None = None) -> RelationJudge:
     """`offline` (default, no network) or `llm` (falls back to offline by itself on any failure)."""
-    chosen = str(name or getattr(settings, "DEDUP_JUDGE", "offline")).lower()
+    chosen = str(name or judge_config().judge).lower()
     if chosen == "offline":
         # each judge loads its own heavy parts: only the chosen one
         from memory_app.judge.offline import OfflineJudge

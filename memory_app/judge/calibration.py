@@ -13,8 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import judge_config
 from memory_app.embeddings import embedding_model_name
 
 log = logging.getLogger(__name__)
@@ -115,8 +114,8 @@ def _load_file(model: str) -> Calibration:
 def load_calibration(model: str | None = None) -> Calibration:
     """The calibration for `model` (default: the configured embedding model), with settings overrides."""
     cal = _load_file(model or embedding_model_name())
-    radius = getattr(settings, "DEDUP_CANDIDATE_RADIUS", None)
-    review_below = getattr(settings, "DEDUP_REVIEW_BELOW", None)
+    overrides = judge_config()
+    radius, review_below = overrides.candidate_radius, overrides.review_below
     if radius is not None:
         cal = replace(cal, candidate_radius=float(radius))
     if review_below is not None:

@@ -15,8 +15,7 @@ import logging
 import re
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import judge_config, llm_config
 from memory_app.judge.base import RELATIONS, JudgeItem, Judgement, RelationJudge
 from memory_app.judge.merge import lost_facts
 from memory_app.judge.policy import DISTINCT_SURE
@@ -146,11 +145,12 @@ class LLMJudge:
         # start-up cost: openai only when the LLM judge runs
         from openai import OpenAI
 
+        llm = llm_config()
         return OpenAI(
             # A local OpenAI-compatible server takes any key; the SDK insists on one.
-            api_key=settings.OPENAI_API_KEY or "unused",
-            base_url=settings.OPENAI_BASE_URL or None,
-            timeout=settings.DEDUP_LLM_TIMEOUT_SECONDS,
+            api_key=llm.api_key or "unused",
+            base_url=llm.base_url or None,
+            timeout=judge_config().llm_timeout_seconds,
             max_retries=0,
         )
 
@@ -160,7 +160,7 @@ class LLMJudge:
 
         client = self._client()
         request: dict[str, Any] = {
-            "model": settings.LLM_MODEL,
+            "model": llm_config().model,
             "messages": build_messages(new, candidates),
             "temperature": 0,
         }
@@ -178,7 +178,8 @@ class LLMJudge:
         if not candidates:
             return []
         self.calls += 1
-        if not settings.LLM_MODEL or not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL):
+        llm = llm_config()
+        if not llm.model or not (llm.api_key or llm.base_url):
             log.warning("LLM judge requested but LLM_MODEL/OPENAI_API_KEY unset; using the offline judge")
             self.fallbacks += 1
             return self.fallback.judge(new, candidates)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from memory_app.judge.base import Judgement
 
@@ -24,6 +24,12 @@ class Decision:
     action: Action
     index: int | None = None
     judgement: Judgement | None = None
+
+
+class DecisionPolicy(Protocol):
+    """`decide`'s shape, for callers that take the policy as a parameter (compaction's tools)."""
+
+    def __call__(self, judgements: list[Judgement], *, review_below: float) -> Decision: ...
 
 
 def decide(judgements: list[Judgement], *, review_below: float) -> Decision:

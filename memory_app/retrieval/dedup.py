@@ -134,7 +134,7 @@ def _verdict_key(
     new = _newer(texts, a, b)
     old = a if new == b else b
     distance = float(1.0 - np.dot(embeddings[new], embeddings[old]))
-    return (getattr(judge, "name", type(judge).__name__), texts[new], texts[old], round(distance, 3))
+    return (judge.name, texts[new], texts[old], round(distance, 3))
 
 
 def _judge_pair(

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import search_config
 from memory_app.db import count_up_to, fetch_all, hnsw_settings, local_settings, vector_literal
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
@@ -130,12 +130,12 @@ def scope_plan(*, tenant: Tenant, filters: SearchFilters) -> ScopePlan:
     """Pick the vector plan by scope size: exact for small scopes, HNSW for large ones."""
     indexed = indexed_scopes(tenant=tenant)
     if ("user_id", filters.user_id) in indexed or ("namespace", filters.namespace) in indexed:
-        return ScopePlan("partial_index", None, settings.SEARCH_PARTIAL_EF_SEARCH)
-    cap = settings.SEARCH_EXACT_MAX_ROWS
+        return ScopePlan("partial_index", None, search_config().partial_ef_search)
+    cap = search_config().exact_max_rows
     rows = scope_rows(tenant=tenant, filters=filters, cap=cap)
     if rows <= cap:
         return ScopePlan("exact", rows)
-    return ScopePlan("hnsw_iterative", rows, settings.SEARCH_HNSW_EF_SEARCH)
+    return ScopePlan("hnsw_iterative", rows, search_config().hnsw_ef_search)
 
 
 Statement = tuple[str, list[Any], dict[str, str]]  # SQL, parameters, SET LOCAL values
@@ -163,7 +163,7 @@ def _hnsw_statement(*, where: str, params: list[Any], vector: str, k: int, ef_se
         f"FROM {MEMORY_TABLE} m WHERE {where} ORDER BY m.embedding <=> %s::vector LIMIT %s) "
         "SELECT id, distance FROM nn ORDER BY distance, id LIMIT %s"
     )
-    local = hnsw_settings(ef_search=ef_search, max_scan_tuples=settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    local = hnsw_settings(ef_search=ef_search, max_scan_tuples=search_config().hnsw_max_scan_tuples)
     return sql, [vector, *params, vector, fetch, k], local
 
 
@@ -197,9 +197,9 @@ def _statement(
     if chosen.plan not in ("partial_index", "hnsw_iterative"):
         raise ValueError(f"unknown plan {chosen.plan!r}")
     ef_search = chosen.ef_search or (
-        settings.SEARCH_PARTIAL_EF_SEARCH
+        search_config().partial_ef_search
         if chosen.plan == "partial_index"
-        else settings.SEARCH_HNSW_EF_SEARCH
+        else search_config().hnsw_ef_search
     )
     hnsw = _hnsw_statement(where=where, params=params, vector=vector, k=k, ef_search=ef_search)
     return chosen.plan, hnsw, exact

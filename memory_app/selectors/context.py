@@ -19,9 +19,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 
+from memory_app.conf import context_config
 from memory_app.db_routing import read_alias, replica_failure
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
@@ -197,8 +197,8 @@ def _limit(value: int | None, req: ContextRequest) -> int:
     tokens), at most CONTEXT_ALL_CANDIDATES: fetching more only costs time."""
     if value is not None:
         return value
-    budget = settings.CONTEXT_ALL_MAX_TOKENS if req.max_tokens is None else req.max_tokens
-    return max(5, min(settings.CONTEXT_ALL_CANDIDATES, budget // 25))
+    budget = context_config().all_max_tokens if req.max_tokens is None else req.max_tokens
+    return max(5, min(context_config().all_candidates, budget // 25))
 
 
 def _episodic(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
@@ -278,7 +278,7 @@ SHOWN = ("short_term", "semantic", "episodic", "procedural")
 
 
 def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
-    budget = settings.CONTEXT_ALL_MAX_TOKENS if request.max_tokens is None else request.max_tokens
+    budget = context_config().all_max_tokens if request.max_tokens is None else request.max_tokens
     result = ContextResult(max_tokens=budget)
     call = Call()
     began = time.perf_counter()
@@ -311,7 +311,7 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
             if name in found
         },
         budget=budget,
-        shares=settings.CONTEXT_ALL_SHARES,
+        shares=context_config().all_shares,
         count=_line_tokens,
         priority=list(PARTS),
     )

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, Max, Sum
 
+from memory_app.conf import embeddings_config
 from memory_app.embeddings.stats import COUNTER_FIELDS
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
@@ -53,7 +53,7 @@ def embedding_stats(*, tenant: Tenant | None, model: str | None = None) -> list[
     rows = stats.values("model").annotate(**sums, last_updated=Max("updated_at"))
     by_model = {row["model"]: row for row in rows}
     sizes = {row["model"]: row["n"] for row in entries.values("model").annotate(n=Count("id"))}
-    price = settings.EMBEDDING_PRICE_PER_1K_TOKENS
+    price = embeddings_config().price_per_1k_tokens
     out = []
     for name in sorted(set(by_model) | set(sizes)):
         row = by_model.get(name)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.conf import settings
-
+from memory_app.conf import context_config
 from memory_app.db import fetch_all
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
@@ -71,7 +70,7 @@ def memory_context(
 ) -> ContextResult:
     """Rank facts by similarity x w_s + confidence x w_c (confidence alone without any context)
     and pack them, best first, into `max_tokens` (never more)."""
-    budget = settings.CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
+    budget = context_config().max_tokens if max_tokens is None else max_tokens
     text = query.strip() or conversation_query(messages, user_turns=user_turns).strip()
     facts: list[ContextFact] = []
     degraded: tuple[str, ...] = ()
@@ -82,7 +81,7 @@ def memory_context(
             tenant=tenant,
             query=text,
             filters=filters,
-            limit=settings.CONTEXT_CANDIDATES,
+            limit=context_config().candidates,
             options=SearchOptions(touch=False),
         )
         degraded = tuple(result.degraded)
@@ -90,13 +89,13 @@ def memory_context(
         for hit in result.hits:
             similarity = max(hit.score, 0.0) / top
             score = (
-                settings.CONTEXT_SIMILARITY_WEIGHT * similarity
-                + settings.CONTEXT_CONFIDENCE_WEIGHT * hit.memory.confidence
+                context_config().similarity_weight * similarity
+                + context_config().confidence_weight * hit.memory.confidence
             )
             facts.append(ContextFact(hit.memory, hit.text, score, similarity, hit.member_ids))
         facts.sort(key=lambda fact: -fact.score)
     else:
-        rows = _by_confidence(tenant=tenant, filters=filters, k=settings.CONTEXT_CANDIDATES)
+        rows = _by_confidence(tenant=tenant, filters=filters, k=context_config().candidates)
         facts = [ContextFact(m, m.text, m.confidence, None, [m.pk]) for m in rows]
     packed = pack(
         [f"- {fact.text}" for fact in facts],

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 
+from memory_app.conf import store_config
 from memory_app.db import count_up_to, execute_all, fetch_all, hnsw_settings, set_local_sql, vector_literal
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -57,7 +57,7 @@ _large_scopes: dict[tuple[int, str, str, str, int], float] = {}
 
 def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) -> bool:
     """Counts at most limit+1 rows (an index-only scan of memory_scope_idx), so it stays cheap."""
-    limit = settings.STORE_EXACT_SCOPE_MAX if limit is None else limit
+    limit = store_config().exact_scope_max if limit is None else limit
     key = (tenant.pk, scope.user_id, scope.namespace, scope.kind, limit)
     seen = _large_scopes.get(key)
     if seen is not None and time.monotonic() - seen < LARGE_SCOPE_TTL:
@@ -138,7 +138,7 @@ def scope_neighbours(
     else:
         # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
         # Sent with the query in one round trip; the SELECT is the last result.
-        ef_search = max(int(settings.STORE_HNSW_EF_SEARCH), k)
+        ef_search = max(int(store_config().hnsw_ef_search), k)
         rows = execute_all(
             [
                 set_local_sql(hnsw_settings(ef_search=ef_search)),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.conf import settings
 from pgvector.django import CosineDistance
 
+from memory_app.conf import kinds_config
 from memory_app.embeddings import embed_text, embedding_model_name
 from memory_app.models import Procedure, Tenant
 from memory_app.retrieval.procedural import is_recommended, procedure_confidence
@@ -24,7 +24,7 @@ class Suggestion:
 
 def confidence_of(proc: Procedure) -> float:
     return procedure_confidence(
-        proc.avg_success_score, proc.execution_count, settings.PROCEDURE_CONFIDENCE_DIVISOR
+        proc.avg_success_score, proc.execution_count, kinds_config().procedure_confidence_divisor
     )
 
 
@@ -35,7 +35,7 @@ def _suggestion(proc: Procedure, match: str, distance: float | None) -> Suggesti
         match=match,
         distance=distance,
         confidence=confidence,
-        recommended=is_recommended(confidence, settings.PROCEDURE_RECOMMEND_THRESHOLD),
+        recommended=is_recommended(confidence, kinds_config().procedure_recommend_threshold),
     )
 
 
@@ -54,7 +54,7 @@ def procedure_suggest(
 
     # Vectors of another model are not comparable: only patterns embedded by the current one.
     scope = scope.filter(embedding_model=embedding_model_name())
-    limit = settings.PROCEDURE_MATCH_MAX_DISTANCE if max_distance is None else max_distance
+    limit = kinds_config().procedure_match_max_distance if max_distance is None else max_distance
     if not scope.filter(pattern_embedding__isnull=False).exists():
         return none
     vector = embed_text(query_pattern(query), tenant=tenant)

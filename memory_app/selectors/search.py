@@ -11,15 +11,15 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.db.models import BinaryField, F, Func
 from django.utils import timezone
 from pgvector.django import MaxInnerProduct
 
+from memory_app.conf import search_config
 from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError
-from memory_app.judge import get_judge
+from memory_app.judge import RelationJudge, get_judge
 from memory_app.judge.calibration import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
@@ -98,9 +98,9 @@ def _lexical(
         filters=filters,
         query=query,
         k=k,
-        k1=settings.SEARCH_BM25_K1,
-        b=settings.SEARCH_BM25_B,
-        weight_b=settings.SEARCH_CONTEXT_WEIGHT,
+        k1=search_config().bm25_k1,
+        b=search_config().bm25_b,
+        weight_b=search_config().context_weight,
     )
 
 
@@ -116,7 +116,7 @@ def _fuse(
         vector_rank = sorted(cosine, key=lambda i: -cosine[i])
         return fusion.rrf_scores(
             [vector_rank, [c.memory_id for c in lexical]],
-            k=settings.SEARCH_RRF_K,
+            k=search_config().rrf_k,
             weights=[opts.vector_weight, 1.0 - opts.vector_weight],
         )
     # Weighted: cosine similarity as it is (clipped at 0) and BM25 over its maximum (a row without
@@ -266,14 +266,14 @@ def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.n
     now = timezone.now()
     ages = np.array([(now - m.created_at).total_seconds() for m in members])
     time_factor = decay.decay_factors(
-        ages, half_life_seconds=opts.half_life_days * DAY, floor=settings.SEARCH_DECAY_FLOOR
+        ages, half_life_seconds=opts.half_life_days * DAY, floor=search_config().decay_floor
     )
     ace = decay.ace_factors(
         np.array([m.confidence for m in members]),
         np.array([m.helpful_count for m in members]),
         np.array([m.harmful_count for m in members]),
-        confidence_weight=settings.SEARCH_ACE_CONFIDENCE_WEIGHT,
-        feedback_weight=settings.SEARCH_ACE_FEEDBACK_WEIGHT,
+        confidence_weight=search_config().ace_confidence_weight,
+        feedback_weight=search_config().ace_feedback_weight,
     )
     return time_factor * ace
 
@@ -294,7 +294,7 @@ def _post_process(
     if not members:
         return []
     has_vectors = all(m.embedding is not None for m in members)
-    judge = None
+    judge: RelationJudge | None = None
     min_confidence = 0.0
     if opts.deduplicate:
         judge = get_judge("llm" if opts.dedup_use_llm else "offline")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import search_config
 from memory_app.embeddings import embedding_model_name
 from memory_app.judge.calibration import load_calibration
 from memory_app.models import Tenant
@@ -54,24 +53,25 @@ class ResolvedOptions:
 
 
 def _defaults() -> ResolvedOptions:
-    threshold = settings.SEARCH_DEDUP_THRESHOLD
+    config = search_config()
+    threshold = config.dedup_threshold
     if threshold is None:
         # Per embedding model, in the model's calibration file beside the store's thresholds.
         threshold = load_calibration(embedding_model_name()).search_dedup_threshold
     return ResolvedOptions(
-        deduplicate=settings.SEARCH_DEDUP_ENABLED,
+        deduplicate=config.dedup_enabled,
         dedup_threshold=float(threshold),
-        dedup_use_llm=settings.SEARCH_DEDUP_USE_LLM,
-        clustering=settings.SEARCH_CLUSTERING_ENABLED,
-        dbscan_epsilon=settings.SEARCH_DBSCAN_EPSILON,
-        dbscan_min_points=settings.SEARCH_DBSCAN_MIN_POINTS,
-        mmr=settings.SEARCH_MMR_ENABLED,
-        mmr_lambda=settings.SEARCH_MMR_LAMBDA,
-        half_life_days=settings.SEARCH_DECAY_HALF_LIFE_DAYS,
-        fusion=settings.SEARCH_FUSION,
-        vector_weight=settings.SEARCH_VECTOR_WEIGHT,
-        lexical=settings.SEARCH_LEXICAL,
-        candidates=settings.SEARCH_CANDIDATES,
+        dedup_use_llm=config.dedup_use_llm,
+        clustering=config.clustering_enabled,
+        dbscan_epsilon=config.dbscan_epsilon,
+        dbscan_min_points=config.dbscan_min_points,
+        mmr=config.mmr_enabled,
+        mmr_lambda=config.mmr_lambda,
+        half_life_days=config.decay_half_life_days,
+        fusion=config.fusion,
+        vector_weight=config.vector_weight,
+        lexical=config.lexical,
+        candidates=config.candidates,
         touch=True,
     )
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, F, FloatField, Sum
 from django.db.models.functions import Cast
 
+from memory_app.conf import kinds_config
 from memory_app.models import ConversationSession, DuplicateCluster, Memory, Procedure, SessionMessage, Tenant
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.models.review import ClusterStatus
@@ -44,11 +44,11 @@ def stats_get(*, tenant: Tenant, user_id: str | None = None, session_id: str | N
         score_runs=Sum(F("avg_success_score") * Cast("execution_count", FloatField())),
     )
     executions = proc["executions"] or 0
-    threshold = settings.PROCEDURE_RECOMMEND_THRESHOLD
+    threshold = kinds_config().procedure_recommend_threshold
     recommended = sum(
         1
         for score, count in procedures.values_list("avg_success_score", "execution_count")
-        if procedure_confidence(score, count, settings.PROCEDURE_CONFIDENCE_DIVISOR) >= threshold
+        if procedure_confidence(score, count, kinds_config().procedure_confidence_divisor) >= threshold
     )
     short = sessions.aggregate(total=Count("id"), trimmed=Sum("trimmed_count"), tokens=Sum("token_count"))
     return {

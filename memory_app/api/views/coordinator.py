@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -25,6 +24,7 @@ from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
+from memory_app.conf import context_config
 from memory_app.db_routing import run_read
 from memory_app.selectors.context import ContextRequest, context_all
 from memory_app.selectors.stats import stats_get
@@ -152,7 +152,7 @@ class ContextAllApi(APIView):
             default=None,
             min_value=1,
             max_value=200_000,
-            help_text=f"token budget of the answer (tiktoken); default {settings.CONTEXT_ALL_MAX_TOKENS}",
+            help_text=f"token budget of the answer (tiktoken); default {context_config().all_max_tokens}",
         )
 
     class ContextAllOutputSerializer(serializers.Serializer):

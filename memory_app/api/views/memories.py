@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -19,6 +18,7 @@ from memory_app.api.store_serializers import (
     StoreOptionsSerializer,
     StoreOutcomeSerializer,
 )
+from memory_app.conf import store_config
 from memory_app.db_routing import run_read
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
@@ -50,7 +50,7 @@ def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
     if not many and not isinstance(payload, dict):
         raise ApplicationError("Expected a memory object or a list of memory objects.")
     raw_items = payload if many else [payload]
-    limit = settings.STORE_MAX_BATCH
+    limit = store_config().max_batch
     if many and not raw_items:
         raise ApplicationError("Give at least one memory.", fields={"items": ["This list may not be empty."]})
     if len(raw_items) > limit:

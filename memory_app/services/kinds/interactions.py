@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memory_app.conf import kinds_config, store_config
 from memory_app.errors import ApplicationError
 from memory_app.extraction import ChatMessage, MemoryDraft, extract_conversation
 from memory_app.extraction.conversation import CONTEXT_RADIUS
@@ -139,7 +139,7 @@ def _store_extracted(
     # A message kept as said records an utterance at a time: two different messages are two events,
     # never one memory, so they skip the relation judge (an identical text in the scope is still the
     # same memory, by hash). The facts drawn from them go through the judge like any other memory.
-    judged_messages = settings.INTERACTION_JUDGE_MESSAGES
+    judged_messages = kinds_config().interaction_judge_messages
     said = [p for p in pairs if p[0].extracted_by == "message"]
     facts = [p for p in pairs if p[0].extracted_by != "message"]
     plain = None if judged_messages else StoreOptions(deduplicate=False)
@@ -153,7 +153,7 @@ def _store_pairs(
     options: StoreOptions | None,
     result: InteractionResult,
 ) -> None:
-    size = settings.STORE_MAX_BATCH
+    size = store_config().max_batch
     for start in range(0, len(pairs), size):
         chunk = pairs[start : start + size]
         outcomes: list[StoreOutcome] = memory_store(

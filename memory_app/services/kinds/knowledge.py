@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from django.conf import settings
 
+from memory_app.conf import store_config
 from memory_app.models import Tenant
 from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
@@ -44,8 +44,8 @@ def knowledge_fact(raw: Any, *, namespace: str = "default") -> MemoryInput:
     text = str(raw.get("text") or "").strip()
     if not text:
         raise ValueError("`text` is required")
-    if len(text) > settings.MEMORY_MAX_TEXT_CHARS:
-        raise ValueError(f"`text` is longer than {settings.MEMORY_MAX_TEXT_CHARS} characters")
+    if len(text) > store_config().max_text_chars:
+        raise ValueError(f"`text` is longer than {store_config().max_text_chars} characters")
     for name in ("topics", "entities"):
         if not isinstance(raw.get(name, []), list):
             raise ValueError(f"`{name}` must be a list")

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from memory_app.conf import kinds_config
 from memory_app.embeddings.tokens import count_tokens, encoding_for
 from memory_app.errors import ApplicationError, not_found
 from memory_app.llm_client import LlmUnavailable, chat, llm_configured
@@ -48,8 +48,8 @@ class AppendResult:
 
 def session_budget() -> tuple[int, int]:
     """(budget, target) in tokens."""
-    window = settings.SESSION_CONTEXT_WINDOW_TOKENS
-    return int(window * settings.SESSION_TRIM_AT), int(window * settings.SESSION_TRIM_TO)
+    window = kinds_config().session_context_window_tokens
+    return int(window * kinds_config().session_trim_at), int(window * kinds_config().session_trim_to)
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:
@@ -144,8 +144,8 @@ def session_append(
 
     rows = list(session.messages.order_by("position").only("id", "position", "token_count"))
     summary_tokens = count_tokens(session.summary)
-    use_llm = llm_configured() and settings.SESSION_SUMMARY_MAX_TOKENS > 0
-    reserve = min(settings.SESSION_SUMMARY_MAX_TOKENS, target) if use_llm else summary_tokens
+    use_llm = llm_configured() and kinds_config().session_summary_max_tokens > 0
+    reserve = min(kinds_config().session_summary_max_tokens, target) if use_llm else summary_tokens
     plan = plan_trim(
         [r.token_count for r in rows],
         summary_tokens=summary_tokens,
@@ -159,7 +159,7 @@ def session_append(
         if use_llm:
             full = list(session.messages.filter(pk__in=[r.pk for r in trimmed]).order_by("position"))
             try:
-                limit = max(min(settings.SESSION_SUMMARY_MAX_TOKENS, plan.summary_budget), 1)
+                limit = max(min(kinds_config().session_summary_max_tokens, plan.summary_budget), 1)
                 session.summary = _summarize(session.summary, full, limit)
                 summarized = True
             except LlmUnavailable as exc:

@@ -10,11 +10,11 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from memory_app.conf import embeddings_config
 from memory_app.db import execute_all, insert_sql, mark_saved
 from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
@@ -198,7 +198,7 @@ def memory_merge(
     result.pk = result_id
     if vector is not None:
         result.embedding = vector if isinstance(vector, RawSQL) else np.asarray(vector, dtype=np.float32)
-        result.embedding_model = base.embedding_model or settings.EMBEDDING_MODEL
+        result.embedding_model = base.embedding_model or embeddings_config().model
     result.access_count = sum(m.access_count for m in sources)
     result.helpful_count = sum(m.helpful_count for m in sources)
     result.harmful_count = sum(m.harmful_count for m in sources)

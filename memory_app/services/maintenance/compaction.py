@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 
 from memory_app.compaction import cohesive_groups, find_pairs
+from memory_app.conf import maintenance_config
 from memory_app.embeddings import embedding_model_name
 from memory_app.errors import ApplicationError
 from memory_app.judge import get_judge
-from memory_app.judge.base import JudgeItem, Judgement
+from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
 from memory_app.judge.calibration import load_calibration
 from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
-from memory_app.judge.policy import decide
+from memory_app.judge.policy import DecisionPolicy, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterOrigin
@@ -81,8 +81,8 @@ class ScopeReport:
 class JudgeTools:
     """The relation judge and its policy, resolved once per run."""
 
-    judge: Any
-    decide: Any
+    judge: RelationJudge
+    decide: DecisionPolicy
     review_below: float
     radius: float
 
@@ -90,9 +90,9 @@ class JudgeTools:
 def judge_tools(*, judge_name: str | None = None, radius: float | None = None) -> JudgeTools:
 
     calibration = load_calibration(embedding_model_name())
-    chosen = radius or settings.COMPACTION_RADIUS
+    chosen = radius or maintenance_config().compaction_radius
     return JudgeTools(
-        judge=get_judge(judge_name or settings.COMPACTION_JUDGE),
+        judge=get_judge(judge_name or maintenance_config().compaction_judge),
         decide=decide,
         review_below=float(calibration.review_below),
         radius=float(chosen),
@@ -285,8 +285,8 @@ def scope_compact(*, tenant: Tenant, scope: ScopeKey, tools: JudgeTools, mode: M
     pairs = find_pairs(
         vectors,
         radius=tools.radius,
-        exact_max_rows=settings.COMPACTION_EXACT_MAX_ROWS,
-        blas_threads=settings.COMPACTION_BLAS_THREADS or None,
+        exact_max_rows=maintenance_config().compaction_exact_max_rows,
+        blas_threads=maintenance_config().compaction_blas_threads or None,
     )
     report.pairs_examined, report.pairs, report.method = pairs.examined, len(pairs), pairs.method
     if len(pairs):
@@ -299,7 +299,7 @@ def scope_compact(*, tenant: Tenant, scope: ScopeKey, tools: JudgeTools, mode: M
             pairs.right,
             pairs.distance,
             cannot_link=cannot,
-            max_group_size=settings.COMPACTION_MAX_GROUP_SIZE,
+            max_group_size=maintenance_config().compaction_max_group_size,
         )
         report.groups = len(groups)
         for group in groups:

@@ -20,12 +20,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from memory_app.conf import maintenance_config
 from memory_app.models import ConversationSession, Memory, Procedure, SessionMessage, Tenant
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.retrieval.forgetting import beyond_top_n, retention_scores
@@ -47,9 +47,10 @@ class ExpiryReport:
 
 
 def _ttl_days(kind: str) -> int:
+    config = maintenance_config()
     return {
-        MemoryKind.EPISODIC: settings.MEMORY_TTL_DAYS_EPISODIC,
-        MemoryKind.SEMANTIC: settings.MEMORY_TTL_DAYS_SEMANTIC,
+        MemoryKind.EPISODIC: config.ttl_days_episodic,
+        MemoryKind.SEMANTIC: config.ttl_days_semantic,
     }[kind]
 
 
@@ -71,7 +72,7 @@ def expired_memories(*, tenant: Tenant | None, now: datetime) -> QuerySet[Memory
 
 
 def _beyond_cap(*, tenant: Tenant | None, now: datetime, exclude: set[int]) -> list[int]:
-    n = settings.MEMORY_KEEP_TOP_N
+    n = maintenance_config().keep_top_n
     if n <= 0:
         return []
     rows = (
@@ -105,7 +106,7 @@ def _beyond_cap(*, tenant: Tenant | None, now: datetime, exclude: set[int]) -> l
             np.array([r[5] for r in user_rows]),
             np.array([r[6] for r in user_rows]),
             np.array([r[7] for r in user_rows]),
-            half_life_days=settings.MEMORY_RETENTION_HALF_LIFE_DAYS,
+            half_life_days=maintenance_config().retention_half_life_days,
         )
         gone.extend(int(i) for i in beyond_top_n(scores, ids, n))
     return gone
@@ -126,7 +127,8 @@ def memories_expire(
     capped = _beyond_cap(tenant=tenant, now=now, exclude=due_ids)
     report.capped = len(capped)
 
-    grace_cutoff = now - timedelta(days=settings.MEMORY_EXPIRY_GRACE_DAYS)
+    config = maintenance_config()
+    grace_cutoff = now - timedelta(days=config.expiry_grace_days)
     # Every deleted row goes after the grace: expired here (expires_at = expiry time), deleted through
     # the API or retired by an undo (no expires_at: updated_at is when it was deleted).
     purgeable = (
@@ -136,19 +138,19 @@ def memories_expire(
         .filter(deleted_at__lte=grace_cutoff)
     )
     procedures = Procedure.objects.none()
-    if settings.MEMORY_TTL_DAYS_PROCEDURAL > 0:
-        cutoff = now - timedelta(days=settings.MEMORY_TTL_DAYS_PROCEDURAL)
+    if config.ttl_days_procedural > 0:
+        cutoff = now - timedelta(days=config.ttl_days_procedural)
         procedures = _scoped(Procedure.objects, tenant).filter(
             Q(last_used_at__lt=cutoff) | Q(last_used_at__isnull=True, created_at__lt=cutoff)
         )
     sessions = ConversationSession.objects.none()
-    if settings.MEMORY_TTL_DAYS_SHORT_TERM > 0:
-        cutoff = now - timedelta(days=settings.MEMORY_TTL_DAYS_SHORT_TERM)
+    if config.ttl_days_short_term > 0:
+        cutoff = now - timedelta(days=config.ttl_days_short_term)
         sessions = _scoped(ConversationSession.objects, tenant).filter(updated_at__lt=cutoff)
 
     if dry_run:
         report.purged = purgeable.count()
-        if settings.MEMORY_EXPIRY_GRACE_DAYS == 0:
+        if config.expiry_grace_days == 0:
             report.purged += len(due_ids | set(capped))
         report.procedures = procedures.count()
         report.sessions = sessions.count()
@@ -159,7 +161,7 @@ def memories_expire(
     for pk, tenant_id in purgeable.values_list("pk", "tenant_id"):
         purge_ids[tenant_id].append(pk)
     Memory.objects.filter(pk__in=due_ids | set(capped)).update(status=MemoryStatus.DELETED, expires_at=now)
-    if settings.MEMORY_EXPIRY_GRACE_DAYS == 0:
+    if config.expiry_grace_days == 0:
         for pk, tenant_id in Memory.objects.filter(pk__in=due_ids | set(capped)).values_list(
             "pk", "tenant_id"
         ):

@@ -23,11 +23,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_app.conf import maintenance_config
 from memory_app.errors import ApplicationError
 from memory_app.models import MaintenanceJob, Tenant
 from memory_app.models.jobs import JobKind, JobStatus
@@ -49,7 +49,7 @@ class JobTakenOver(Exception):
 
 
 def _stale_before() -> datetime:
-    return timezone.now() - timedelta(seconds=settings.MAINTENANCE_JOB_STALE_SECONDS)
+    return timezone.now() - timedelta(seconds=maintenance_config().job_stale_seconds)
 
 
 def _send(job_id: int) -> bool:
@@ -161,7 +161,7 @@ class _Heartbeat:
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(settings.MAINTENANCE_JOB_HEARTBEAT_SECONDS):
+            while not self._stop.wait(maintenance_config().job_heartbeat_seconds):
                 try:
                     if not _owned(self.job).update(heartbeat_at=timezone.now()):
                         # Lost only if the row says so: a job created in a transaction not yet

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from memory_app.conf import maintenance_config
 
 
 @dataclass(frozen=True)
@@ -17,23 +18,28 @@ class PeriodicJob:
 
 
 def periodic_jobs() -> list[PeriodicJob]:
+    config = maintenance_config()
     return [
-        PeriodicJob("memory: compaction", "memory.compaction_periodic", settings.COMPACTION_INTERVAL_MINUTES),
+        PeriodicJob(
+            "memory: compaction",
+            "memory.compaction_periodic",
+            config.compaction_interval_minutes,
+        ),
         PeriodicJob(
             "memory: review-queue detection",
             "memory.review_detection_periodic",
-            settings.REVIEW_DETECTION_INTERVAL_MINUTES,
+            config.review_detection_interval_minutes,
         ),
-        PeriodicJob("memory: expiry", "memory.expiry_run", settings.EXPIRY_INTERVAL_MINUTES),
+        PeriodicJob("memory: expiry", "memory.expiry_run", config.expiry_interval_minutes),
         PeriodicJob(
             "memory: search indexes",
             "memory.search_indexes_periodic",
-            settings.SEARCH_INDEXES_INTERVAL_MINUTES,
+            config.search_indexes_interval_minutes,
         ),
         PeriodicJob(
             "memory: embeddings pending",
             "memory.embeddings_sweep",
-            settings.EMBEDDING_SWEEP_INTERVAL_MINUTES,
+            config.embedding_sweep_interval_minutes,
         ),
     ]
 

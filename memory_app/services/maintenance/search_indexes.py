@@ -16,11 +16,11 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from psycopg import sql
 
+from memory_app.conf import search_config
 from memory_app.db import execute, fetch_all, fetch_one, index_valid, session_setting, set_local
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.models.search import ScopeField
@@ -79,7 +79,7 @@ def _create_index(*, tenant: Tenant, scope_field: str, value: str, name: str, co
         column=sql.Identifier(scope_field),
         value=sql.Literal(value),
     )
-    memory = f"{settings.SEARCH_INDEX_BUILD_MEMORY_MB}MB"
+    memory = f"{search_config().index_build_memory_mb}MB"
     if not concurrently:
         # Inside a transaction: fire the deferred foreign-key checks of rows written earlier in it
         # (CREATE INDEX refuses a table with pending trigger events); the setting ends with it.
@@ -105,11 +105,11 @@ def search_indexes_sync(
     holds more than SEARCH_PARTIAL_INDEX_MAX_FRACTION of the table: under so loose a filter the
     shared index loses little and a second copy of most of the graph is not worth its size.
     """
-    threshold = settings.SEARCH_PARTIAL_INDEX_MIN_ROWS if min_rows is None else min_rows
+    threshold = search_config().partial_index_min_rows if min_rows is None else min_rows
     concurrently = not connection.in_atomic_block
     report = IndexSyncReport()
     scopes = large_scopes(tenant=tenant, min_rows=max(1, threshold // 2))
-    ceiling = settings.SEARCH_PARTIAL_INDEX_MAX_FRACTION * max(_table_rows(), *scopes.values(), 0)
+    ceiling = search_config().partial_index_max_fraction * max(_table_rows(), *scopes.values(), 0)
     existing = {(r.field, r.value): r for r in SearchScopeIndex.objects.filter(tenant=tenant)}
     now = timezone.now()
     for key, entry in list(existing.items()):

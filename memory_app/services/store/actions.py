@@ -8,9 +8,10 @@ inserted first, then linked.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
+from memory_app.judge.base import Judgement
 from memory_app.judge.merge import lost_facts, merge_text, text_for_merge
+from memory_app.judge.policy import Decision
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
 from memory_app.selectors.neighbours import Neighbour
@@ -22,13 +23,13 @@ from memory_app.services.store.types import StoreOutcome
 MERGE_RELATIONS = {ChangeRelation.DUPLICATE.value, ChangeRelation.REFINE.value}
 
 
-def _actor_for(judgement: Any, actor: Actor | None) -> Actor:
+def _actor_for(judgement: Judgement, actor: Actor | None) -> Actor:
     if actor is not None:
         return actor
-    return Actor.llm() if getattr(judgement, "judge", "") == "llm" else Actor.system()
+    return Actor.llm() if judgement.judge == "llm" else Actor.system()
 
 
-def merge_text_for(*, new_text: str, target: Neighbour, judgement: Any) -> str | None:
+def merge_text_for(*, new_text: str, target: Neighbour, judgement: Judgement) -> str | None:
     """The text a merge of the new memory with `target` keeps (`judge.merge.text_for_merge`), or None:
     a text that would drop a number or a name of either source is not a merge (the pair is queued)."""
     return text_for_merge(
@@ -36,8 +37,9 @@ def merge_text_for(*, new_text: str, target: Neighbour, judgement: Any) -> str |
     )
 
 
-def unmergeable(decision: Any, *, new_text: str, target: Neighbour) -> Any:
+def unmergeable(decision: Decision, *, new_text: str, target: Neighbour) -> Decision:
     """A merge verdict whose text would lose a fact becomes a review of the pair: both stay active."""
+    assert decision.judgement is not None, "only a merge decision (is_merge) is passed here"
     relation = decision.judgement.relation
     kept = new_text if relation == "refine" else merge_text([target.text, new_text])
     lost = lost_facts(kept, target.text) + lost_facts(kept, new_text)
@@ -48,7 +50,7 @@ def unmergeable(decision: Any, *, new_text: str, target: Neighbour) -> Any:
     return replace(decision, action="review", judgement=judgement)
 
 
-def is_merge(decision: Any) -> bool:
+def is_merge(decision: Decision) -> bool:
     judgement = decision.judgement
     return (
         decision.action == "merge"
@@ -63,7 +65,7 @@ def merge_new(
     tenant: Tenant,
     new: Memory,
     target: Neighbour,
-    decision: Any,
+    decision: Decision,
     text: str,
     actor: Actor | None,
 ) -> StoreOutcome:
@@ -73,6 +75,7 @@ def merge_new(
     so one store never chains facts that were only each close to the new one.
     """
     judgement = decision.judgement
+    assert judgement is not None, "only a merge decision (is_merge) is passed here"
     group = [target.memory_id]
     change = memory_merge(
         tenant=tenant,
@@ -99,7 +102,7 @@ def act_on_decision(
     tenant: Tenant,
     new: Memory,
     neighbours: list[Neighbour],
-    decision: Any,
+    decision: Decision,
     actor: Actor | None,
 ) -> StoreOutcome:
     """Supersede, review or store, with the new memory already inserted."""

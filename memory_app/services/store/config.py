@@ -7,8 +7,7 @@ import logging
 from dataclasses import dataclass, fields
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import store_config
 from memory_app.judge.calibration import load_calibration
 from memory_app.models import Tenant
 from memory_app.selectors.agent_profiles import agent_config
@@ -51,9 +50,9 @@ def resolve_dedup_config(
         return profile.get(name, default)
 
     return DedupConfig(
-        deduplicate=bool(pick("deduplicate", settings.STORE_DEDUP_ENABLED)),
+        deduplicate=bool(pick("deduplicate", store_config().dedup_enabled)),
         judge=pick("judge", None),
         candidate_radius=float(pick("candidate_radius", radius)),
         review_below=float(profile.get("review_below", review_below)),
-        k=settings.STORE_CANDIDATES_K,
+        k=store_config().candidates_k,
     )

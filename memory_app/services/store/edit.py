@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
+from memory_app.conf import store_config
 from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, Tenant
@@ -72,10 +72,10 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError("Invalid confidence.", fields={"confidence": ["Must be between 0 and 1."]})
     if "text" in changes:
         text = str(changes["text"]).strip()
-        if not text or len(text) > settings.MEMORY_MAX_TEXT_CHARS:
+        if not text or len(text) > store_config().max_text_chars:
             raise ApplicationError(
                 "Invalid text.",
-                fields={"text": [f"Must be 1 to {settings.MEMORY_MAX_TEXT_CHARS} characters."]},
+                fields={"text": [f"Must be 1 to {store_config().max_text_chars} characters."]},
             )
         changes = {**changes, "text": text}
     return changes
@@ -187,7 +187,7 @@ def memory_feedback(*, tenant: Tenant, memory_id: int, signal: str) -> Memory:
     if signal not in FEEDBACK_SIGNALS:
         raise ApplicationError("Invalid feedback.", fields={"signal": ['Use "helpful" or "harmful".']})
     memory = _locked(tenant, memory_id)
-    step = settings.MEMORY_FEEDBACK_STEP
+    step = store_config().feedback_step
     # LEAST/GREATEST only absorb float rounding; the formulas themselves never leave [0, 1].
     if signal == "helpful":
         confidence = Least(Value(1.0), F("confidence") + step * (Value(1.0) - F("confidence")))

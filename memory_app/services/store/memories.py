@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memory_app.conf import embeddings_config, store_config
 from memory_app.db import execute, set_local
 from memory_app.models import Memory, Tenant
 from memory_app.text import normalized_hash
@@ -48,7 +48,7 @@ def memory_build(
         text=text,
         text_hash=normalized_hash(text),
         embedding=None if embedding is None else np.asarray(embedding, dtype=np.float32),
-        embedding_model=(embedding_model or settings.EMBEDDING_MODEL) if embedding is not None else "",
+        embedding_model=(embedding_model or embeddings_config().model) if embedding is not None else "",
         user_id=user_id,
         agent_id=agent_id,
         namespace=namespace,
@@ -62,7 +62,7 @@ def memory_build(
         fact_type=fact_type,
         source=source,
         metadata=metadata or {},
-        confidence=settings.MEMORY_DEFAULT_CONFIDENCE if confidence is None else confidence,
+        confidence=store_config().default_confidence if confidence is None else confidence,
         pinned=pinned,
         expires_at=expires_at,
         created_at=created_at or timezone.now(),

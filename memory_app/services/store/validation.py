@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
-from django.conf import settings
 
+from memory_app.conf import store_config
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.errors import ApplicationError
 from memory_app.models.memory import MemoryKind
@@ -18,7 +18,7 @@ SCOPE_FIELD_MAX = 255
 
 def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
-    limit = settings.MEMORY_MAX_TEXT_CHARS
+    limit = store_config().max_text_chars
     text = item.text.strip() if isinstance(item.text, str) else None
     if text is None:
         errors["text"] = ["Must be a string."]
@@ -55,7 +55,7 @@ def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
     field as `items[i].field`."""
     if not items:
         raise ApplicationError("Give at least one memory.", fields={"items": ["This list may not be empty."]})
-    limit = settings.STORE_MAX_BATCH
+    limit = store_config().max_batch
     if len(items) > limit:
         raise ApplicationError(
             f"At most {limit} memories per request; got {len(items)}. Nothing was stored.",

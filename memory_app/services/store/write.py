@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, transaction
@@ -24,8 +23,8 @@ from django.utils import timezone
 
 from memory_app.db import advisory_xact_lock
 from memory_app.embeddings import embed_texts, embedding_model_name
-from memory_app.judge import JudgeItem, get_judge
-from memory_app.judge.policy import decide
+from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
+from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
@@ -93,7 +92,7 @@ def memory_store(
     items: list[MemoryInput],
     options: StoreOptions | None = None,
     actor: Actor | None = None,
-    judge: Any = None,
+    judge: RelationJudge | None = None,
 ) -> list[StoreOutcome]:
     """Store a batch; one outcome per item in input order. Items of one batch dedup against each other.
 
@@ -128,7 +127,7 @@ def _store_batch(
     vectors: list[np.ndarray | None],
     options: StoreOptions | None,
     actor: Actor | None,
-    judge: Any,
+    judge: RelationJudge | None,
 ) -> list[StoreOutcome]:
     model = embedding_model_name()
     advisory_xact_lock(*(scope_lock_key(tenant, scope_of(item)) for item in items))
@@ -234,7 +233,7 @@ def _store_one(
     config: DedupConfig,
     model: str,
     actor: Actor | None,
-    judge: Any,
+    judge: RelationJudge | None,
 ) -> StoreOutcome:
     existing = _active_twin(tenant, item)
     if existing is not None:
@@ -253,8 +252,12 @@ def _store_one(
     if neighbours:
         decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
     if decision is not None and is_merge(decision[0]):
-        target = neighbours[decision[0].index]
-        text = merge_text_for(new_text=item.text, target=target, judgement=decision[0].judgement)
+        index = decision[0].index
+        assert index is not None, "a merge decision names its candidate (is_merge)"
+        target = neighbours[index]
+        judgement = decision[0].judgement
+        assert judgement is not None, "a merge decision carries its judgement (is_merge)"
+        text = merge_text_for(new_text=item.text, target=target, judgement=judgement)
         if text is not None:
             return merge_new(
                 tenant=tenant,
@@ -287,8 +290,8 @@ def _judge(
     vector: np.ndarray | None,
     neighbours: list[Neighbour],
     config: DedupConfig,
-    judge: Any,
-) -> tuple[Any, list[Any]] | None:
+    judge: RelationJudge | None,
+) -> tuple[Decision, list[Judgement]] | None:
     """The judge's decision, or None (plain store) when the judge itself fails: a write is never
     dropped because of a judge (the LLM judge already falls back to the offline one by itself)."""
 
