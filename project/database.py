@@ -60,7 +60,8 @@ def verify_pgvector(config: dict[str, Any]) -> str:
     """Refuse to start on a server without pgvector >= 0.8; returns the available version."""
     import psycopg
 
-    params = {
+    # psycopg.connect's keywords each have their own type; these come from Django's settings dict.
+    params: dict[str, Any] = {
         "dbname": config.get("NAME") or "postgres",
         "user": config.get("USER") or None,
         "password": config.get("PASSWORD") or None,
@@ -92,7 +93,7 @@ def verify_pgvector(config: dict[str, Any]) -> str:
 
 def database_config(*, url: str, data_dir: Path, check_pgvector: bool) -> dict[str, Any]:
     if url:
-        config = dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
+        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
         if not config["ENGINE"].endswith("postgresql"):
             raise ImproperlyConfigured("DATABASE_URL must point to PostgreSQL (postgres://...)")
         if check_pgvector:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 
 from django.core.exceptions import SynchronousOnlyOperation
 from django.db import DatabaseError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory_app.conf import embeddings_config
@@ -135,7 +135,9 @@ def _add_counts(tenant_id: int | None, model: str, counts: BatchCounts) -> None:
     increments = {name: F(name) + getattr(counts, name) for name in COUNTER_FIELDS if getattr(counts, name)}
     if not increments:
         return
-    row = EmbeddingCacheStats.objects.filter(tenant_id=tenant_id, model=model)
+    # tenant_id None is the row of calls made outside any tenant (IS NULL, as filter(tenant_id=None)).
+    owner = Q(tenant_id__isnull=True) if tenant_id is None else Q(tenant_id=tenant_id)
+    row = EmbeddingCacheStats.objects.filter(owner, model=model)
     if not row.update(**increments, updated_at=timezone.now()):
         if tenant_id is not None and not Tenant.objects.filter(pk=tenant_id).exists():
             return  # the tenant was deleted since: its counts go with it

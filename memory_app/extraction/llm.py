@@ -43,8 +43,8 @@ def parse_memories(payload: dict[str, Any]) -> list[ExtractedMemory]:
         text = item["text"].strip()[: store_config().max_text_chars]
         if not text:
             continue
-        kind = item.get("kind") if item.get("kind") in {"episodic", "semantic"} else "episodic"
-        event_type = item.get("type") if item.get("type") in EVENT_TYPES else "fact"
+        kind = item["kind"] if item.get("kind") in {"episodic", "semantic"} else "episodic"
+        event_type = item["type"] if item.get("type") in EVENT_TYPES else "fact"
         confidence = _confidence(item.get("confidence"))
         out.append(
             ExtractedMemory(
@@ -125,7 +125,7 @@ def parse_conversation_memories(
                 text=text,
                 about=about,
                 said_by=source.name,
-                event_type=item.get("type") if item.get("type") in EVENT_TYPES else "fact",
+                event_type=item["type"] if item.get("type") in EVENT_TYPES else "fact",
                 extracted_by="llm",
                 source_message_ids=ids,
                 event_date=_event_date(item.get("event_date")) or source.timestamp,

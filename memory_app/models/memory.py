@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -156,7 +158,7 @@ class SemanticManager(models.Manager["SemanticMemory"]):
 
 
 class EpisodicMemory(Memory):
-    objects = EpisodicManager()
+    objects: ClassVar[EpisodicManager] = EpisodicManager()
 
     class Meta:
         proxy = True
@@ -169,7 +171,7 @@ class EpisodicMemory(Memory):
 
 
 class SemanticMemory(Memory):
-    objects = SemanticManager()
+    objects: ClassVar[SemanticManager] = SemanticManager()
 
     class Meta:
         proxy = True

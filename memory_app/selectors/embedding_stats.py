@@ -9,6 +9,7 @@ still be pending in a worker (see embeddings/stats.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -51,7 +52,7 @@ def embedding_stats(*, tenant: Tenant | None, model: str | None = None) -> list[
         stats, entries = stats.filter(model=model), entries.filter(model=model)
     sums = {name: Sum(name) for name in COUNTER_FIELDS}
     rows = stats.values("model").annotate(**sums, last_updated=Max("updated_at"))
-    by_model = {row["model"]: row for row in rows}
+    by_model: dict[str, Mapping[str, Any]] = {row["model"]: row for row in rows}
     sizes = {row["model"]: row["n"] for row in entries.values("model").annotate(n=Count("id"))}
     price = embeddings_config().price_per_1k_tokens
     out = []

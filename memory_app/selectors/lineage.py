@@ -64,7 +64,7 @@ def _derived_from(tenant: Tenant, memory_id: int, depth: int, seen: set[int]) ->
 
 def _replaced_by(tenant: Tenant, memory: Memory) -> list[dict[str, Any]]:
     """The chain of successors: each memory that replaced the previous one and the change that did it."""
-    chain = []
+    chain: list[dict[str, Any]] = []
     seen = {memory.pk}
     current = memory
     while current.superseded_by_id and current.superseded_by_id not in seen and len(chain) < MAX_DEPTH:

@@ -20,7 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = {"tenants": [memory_stats(tenant=t) for t in tenants(options["tenant"])], **storage_stats()}
+        report: dict[str, Any] = {
+            "tenants": [memory_stats(tenant=t) for t in tenants(options["tenant"])],
+            **storage_stats(),
+        }
         if options["json"]:
             self.stdout.write(json.dumps(report, sort_keys=True))
             return

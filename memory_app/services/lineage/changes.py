@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -280,6 +280,7 @@ def _restore_value(field_name: str, value: Any) -> Any:
     )
     if field_name == "superseded_by_id":
         return value
+    assert isinstance(field, models.Field), "snapshots hold the memory's own columns, never a relation"
     return field.to_python(value)
 
 

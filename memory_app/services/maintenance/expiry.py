@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -30,6 +30,8 @@ from memory_app.models import ConversationSession, Memory, Procedure, SessionMes
 from memory_app.models.memory import MemoryKind, MemoryStatus
 from memory_app.retrieval.forgetting import beyond_top_n, retention_scores
 from memory_app.services.store.forget import memories_purge
+
+_M = TypeVar("_M", bound=models.Model)
 
 
 @dataclass
@@ -48,13 +50,14 @@ class ExpiryReport:
 
 def _ttl_days(kind: str) -> int:
     config = maintenance_config()
-    return {
+    days: dict[str, int] = {
         MemoryKind.EPISODIC: config.ttl_days_episodic,
         MemoryKind.SEMANTIC: config.ttl_days_semantic,
-    }[kind]
+    }
+    return days[kind]
 
 
-def _scoped(qs: QuerySet, tenant: Tenant | None) -> QuerySet:
+def _scoped(qs: QuerySet[_M], tenant: Tenant | None) -> QuerySet[_M]:
     return qs if tenant is None else qs.filter(tenant=tenant)
 
 
@@ -76,7 +79,7 @@ def _beyond_cap(*, tenant: Tenant | None, now: datetime, exclude: set[int]) -> l
     if n <= 0:
         return []
     rows = (
-        _scoped(Memory.objects, tenant)
+        _scoped(Memory.objects.all(), tenant)
         .filter(kind=MemoryKind.EPISODIC, status=MemoryStatus.ACTIVE, pinned=False)
         .exclude(user_id="")
         .exclude(pk__in=exclude)
@@ -132,7 +135,7 @@ def memories_expire(
     # Every deleted row goes after the grace: expired here (expires_at = expiry time), deleted through
     # the API or retired by an undo (no expires_at: updated_at is when it was deleted).
     purgeable = (
-        _scoped(Memory.objects, tenant)
+        _scoped(Memory.objects.all(), tenant)
         .filter(status=MemoryStatus.DELETED)
         .annotate(deleted_at=Coalesce("expires_at", "updated_at"))
         .filter(deleted_at__lte=grace_cutoff)
@@ -140,13 +143,13 @@ def memories_expire(
     procedures = Procedure.objects.none()
     if config.ttl_days_procedural > 0:
         cutoff = now - timedelta(days=config.ttl_days_procedural)
-        procedures = _scoped(Procedure.objects, tenant).filter(
+        procedures = _scoped(Procedure.objects.all(), tenant).filter(
             Q(last_used_at__lt=cutoff) | Q(last_used_at__isnull=True, created_at__lt=cutoff)
         )
     sessions = ConversationSession.objects.none()
     if config.ttl_days_short_term > 0:
         cutoff = now - timedelta(days=config.ttl_days_short_term)
-        sessions = _scoped(ConversationSession.objects, tenant).filter(updated_at__lt=cutoff)
+        sessions = _scoped(ConversationSession.objects.all(), tenant).filter(updated_at__lt=cutoff)
 
     if dry_run:
         report.purged = purgeable.count()

@@ -37,7 +37,7 @@ from memory_app.services.queue import task_send
 
 logger = logging.getLogger(__name__)
 
-SCOPE_JOB_KINDS = {JobKind.COMPACTION: "apply", JobKind.REVIEW_DETECTION: "queue"}
+SCOPE_JOB_KINDS: dict[str, Mode] = {JobKind.COMPACTION: "apply", JobKind.REVIEW_DETECTION: "queue"}
 ACTIVE_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING)
 SCOPE_PARAMS = ("user_id", "namespace", "kind")
 RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError, KeyboardInterrupt)
@@ -219,7 +219,7 @@ def maintenance_job_run(
     job = _claim(job_id)
     if job is None:
         return None
-    mode: Mode = SCOPE_JOB_KINDS[job.kind]  # type: ignore[assignment]
+    mode = SCOPE_JOB_KINDS[job.kind]
     try:
         with _Heartbeat(job) as heartbeat:
             _run_scopes(job, mode, heartbeat, on_scope)

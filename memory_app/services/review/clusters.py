@@ -200,9 +200,10 @@ def cluster_mark_update(
         newest = active[-1]
     else:
         _check_members(cluster, [newest_id])
-        newest = next((m for m in active if m.pk == newest_id), None)
-        if newest is None:
+        chosen = next((m for m in active if m.pk == newest_id), None)
+        if chosen is None:
             raise ApplicationError(f"Memory {newest_id} is not active.", code="conflict", status=409)
+        newest = chosen
     changes = [
         memory_supersede(
             tenant=tenant,

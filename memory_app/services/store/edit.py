@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Value
+from django.db.models import F, Func, Value
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
@@ -189,6 +189,7 @@ def memory_feedback(*, tenant: Tenant, memory_id: int, signal: str) -> Memory:
     memory = _locked(tenant, memory_id)
     step = store_config().feedback_step
     # LEAST/GREATEST only absorb float rounding; the formulas themselves never leave [0, 1].
+    confidence: Func
     if signal == "helpful":
         confidence = Least(Value(1.0), F("confidence") + step * (Value(1.0) - F("confidence")))
         update = {"helpful_count": F("helpful_count") + 1, "confidence": confidence}

@@ -41,9 +41,9 @@ def admin_log_forget(model: type[models.Model], ids: Iterable[int]) -> int:
         return 0
     content_types = [ContentType.objects.get_for_model(model, for_concrete_model=False)]
     if model._meta.proxy or model is Memory:
+        memory_models: list[type[models.Model]] = [Memory, *Memory.__subclasses__()]
         content_types += [
-            ContentType.objects.get_for_model(m, for_concrete_model=False)
-            for m in (Memory, *Memory.__subclasses__())
+            ContentType.objects.get_for_model(m, for_concrete_model=False) for m in memory_models
         ]
     return LogEntry.objects.filter(content_type__in=content_types, object_id__in=keys).delete()[0]
 
