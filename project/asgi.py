@@ -7,14 +7,17 @@ the WSGI server: docs/OPERATIONS.md "MCP over HTTP".
 """
 
 import os
+from typing import cast
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 django_application = get_asgi_application()
 
-from memory_app.mcp.http import with_mcp  # noqa: E402  (needs the apps loaded above)
+from memory_app.mcp.http import ASGIApp, with_mcp  # noqa: E402  (needs the apps loaded above)
 from project.warmup import embedding_warmup  # noqa: E402
 
-application = with_mcp(django_application)
+# Django's handler is typed for a dict scope, the SDK's apps for any mutable mapping; ASGI servers
+# always pass a dict.
+application = with_mcp(cast(ASGIApp, django_application))
 embedding_warmup()

@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from memory_app.admin.mixin_base import AdminMixinBase
 from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster, Memory, MemoryChange
 from memory_app.selectors.lineage_tree import memory_lineage_tree
@@ -18,7 +19,7 @@ from memory_app.services.actors import Actor
 from memory_app.services.review.clusters import change_undo
 
 
-class MemoryLineageViews:
+class MemoryLineageViews(AdminMixinBase):
     """Mixed into the memory ModelAdmins."""
 
     admin_site: Any
@@ -44,7 +45,7 @@ class MemoryLineageViews:
         return TemplateResponse(request, "admin/memory_app/memory/lineage.html", context)
 
 
-class ChangeUndoViews:
+class ChangeUndoViews(AdminMixinBase):
     """Mixed into MemoryChangeAdmin."""
 
     admin_site: Any

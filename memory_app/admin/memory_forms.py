@@ -11,6 +11,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from memory_app.admin.mixin_base import AdminMixinBase
 from memory_app.conf import store_config
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
@@ -80,7 +81,7 @@ class MemoryAdminForm(forms.ModelForm):
         return text
 
 
-class ServiceBackedMemoryAdmin:
+class ServiceBackedMemoryAdmin(AdminMixinBase):
     """Mixed into the memory ModelAdmins: save and delete call services, never the ORM."""
 
     form = MemoryAdminForm

@@ -17,6 +17,7 @@ from django.utils.html import format_html
 
 from memory_app.admin.diffs import render_segments, word_diff
 from memory_app.admin.llm import llm_merge_suggestion, llm_suggestion_available
+from memory_app.admin.mixin_base import AdminMixinBase
 from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster
 from memory_app.models.review import ClusterStatus
@@ -39,7 +40,7 @@ def _ids(values: list[str]) -> list[int]:
     return [int(v) for v in values if v.strip().isdigit()]
 
 
-class ClusterReviewViews:
+class ClusterReviewViews(AdminMixinBase):
     """Mixed into DuplicateClusterAdmin: the views behind its custom URLs."""
 
     admin_site: Any

@@ -4,7 +4,7 @@ and bad values are a 400 naming the field (api/strict.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from rest_framework import serializers
 
@@ -13,7 +13,17 @@ from memory_app.conf import kinds_config
 from memory_app.extraction import ChatMessage
 from memory_app.models.shortterm import MessageRole
 
-ID = {"max_length": 255, "required": False, "allow_blank": True, "default": ""}
+
+class IdFieldOptions(TypedDict):
+    """The keyword arguments of an optional id or scope string field."""
+
+    max_length: int
+    required: bool
+    allow_blank: bool
+    default: str
+
+
+ID: IdFieldOptions = {"max_length": 255, "required": False, "allow_blank": True, "default": ""}
 
 
 class ChatMessageSerializer(StrictSerializer):
@@ -68,7 +78,7 @@ class InteractionInputSerializer(StrictSerializer):
         default=None,
         help_text="auto: the LLM when configured, else rules (EXTRACTION_MODE when absent)",
     )
-    query = serializers.CharField(max_length=4000, **{k: v for k, v in ID.items() if k != "max_length"})
+    query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
     tool_sequence = serializers.ListField(
         child=serializers.CharField(max_length=200), required=False, default=list, max_length=100
     )

@@ -70,7 +70,9 @@ class MemoryPageSerializer(serializers.Serializer):
 class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="stable machine-readable code: invalid, not_found, conflict, ...")
     message = serializers.CharField(help_text="for humans")
-    fields = serializers.DictField(
+    # DRF's serializer metaclass moves declared fields off the class, so this field named "fields"
+    # does not replace Serializer.fields; the stubs cannot see that.
+    fields = serializers.DictField(  # type: ignore[assignment]
         help_text="per-field messages: {field: [message, ...]}; nested input nests the same way"
     )
 

@@ -22,13 +22,12 @@ class StrictCharField(serializers.CharField):
         return str(super().to_internal_value(data))
 
 
-def _check_text_length(value: str) -> str:
+def _check_text_length(value: str) -> None:
     limit = store_config().max_text_chars
     if len(value) > limit:
         raise serializers.ValidationError(
             f"Ensure this field has no more than {limit} characters (it has {len(value)})."
         )
-    return value
 
 
 class MemoryWritableFields(StrictSerializer):
@@ -36,10 +35,14 @@ class MemoryWritableFields(StrictSerializer):
     entities = serializers.ListField(child=StrictCharField(max_length=200), max_length=100, required=False)
     event_type = StrictCharField(max_length=100, required=False, allow_blank=True)
     event_date = serializers.DateTimeField(required=False, allow_null=True)
-    context = StrictCharField(required=False, allow_blank=True, validators=[_check_text_length])
+    # DRF's serializer metaclass moves declared fields off the class, so the fields named
+    # "context" and "source" do not replace Field.context and Field.source; the stubs cannot see that.
+    context = StrictCharField(  # type: ignore[assignment]
+        required=False, allow_blank=True, validators=[_check_text_length]
+    )
     category = StrictCharField(max_length=100, required=False, allow_blank=True)
     fact_type = StrictCharField(max_length=100, required=False, allow_blank=True)
-    source = StrictCharField(max_length=500, required=False, allow_blank=True)
+    source = StrictCharField(max_length=500, required=False, allow_blank=True)  # type: ignore[assignment]
     metadata = serializers.DictField(required=False)
     confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
     pinned = serializers.BooleanField(required=False)

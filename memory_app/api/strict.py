@@ -98,9 +98,9 @@ def declared_query_params(view: Any, method: str) -> frozenset[str]:
         schema = schema_class()
         schema.view, schema.method = view, method
         for parameter in schema.get_override_parameters():
-            if isclass(parameter) and issubclass(parameter, serializers.BaseSerializer):
+            if isclass(parameter) and issubclass(parameter, serializers.Serializer):
                 names |= set(parameter().fields)
-            elif isinstance(parameter, serializers.BaseSerializer):
+            elif isinstance(parameter, serializers.Serializer):
                 names |= set(parameter.fields)
             elif getattr(parameter, "location", "query") == "query" and getattr(parameter, "name", None):
                 names.add(parameter.name)

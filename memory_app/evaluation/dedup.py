@@ -112,13 +112,11 @@ def evaluate_pairs(*, pairs: list[Pair], judge: str | None = None) -> tuple[list
     started = time.perf_counter()
     try:
         for pair, ev, nv in zip(pairs, existing_vecs, new_vecs, strict=True):
-            scope = {"user_id": f"pair-{pair.id}", "namespace": "evaluate_dedup"}
-            memory_store(
-                tenant=tenant, items=[MemoryInput(text=pair.existing, embedding=ev, **scope)], options=options
-            )
-            [outcome] = memory_store(
-                tenant=tenant, items=[MemoryInput(text=pair.new, embedding=nv, **scope)], options=options
-            )
+            user_id, namespace = f"pair-{pair.id}", "evaluate_dedup"
+            existing = MemoryInput(text=pair.existing, embedding=ev, user_id=user_id, namespace=namespace)
+            memory_store(tenant=tenant, items=[existing], options=options)
+            new = MemoryInput(text=pair.new, embedding=nv, user_id=user_id, namespace=namespace)
+            [outcome] = memory_store(tenant=tenant, items=[new], options=options)
             decision = DECISION_OF[outcome.outcome]
             kept_richer = False
             if decision == "merge":

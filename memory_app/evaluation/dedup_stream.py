@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import Question
 from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
@@ -123,7 +125,7 @@ def stream_recall(
 
 
 def outcome_shares(outcomes: list[StoreOutcome]) -> tuple[dict[str, int], dict[str, float]]:
-    counts = Counter(o.outcome for o in outcomes)
+    counts: Counter[str] = Counter(o.outcome for o in outcomes)
     total = max(len(outcomes), 1)
     return (
         {name: counts[name] for name in OUTCOMES},
@@ -147,7 +149,9 @@ def evaluate_stream(
 
     llm = LLMJudge() if judge == "llm" else None
 
-    vectors = embed_texts([f.text for f in facts], tenant=None) if facts else []
+    vectors: np.ndarray | list[np.ndarray] = (
+        embed_texts([f.text for f in facts], tenant=None) if facts else []
+    )
     tenants = [
         Tenant.objects.create(
             name=f"evaluate_dedup stream {name}", slug=f"eval-stream-{uuid.uuid4().hex[:12]}"
@@ -211,7 +215,7 @@ def merge_examples(run: StreamRun, facts: list[StreamFact], limit: int = 25) -> 
     """The first merges and supersedes of the run, new text beside the text it replaced, for reading."""
     related = {i for o in run.outcomes for i in o.related_ids}
     texts = dict(Memory.objects.filter(tenant=run.tenant, pk__in=related).values_list("id", "text"))
-    examples = []
+    examples: list[dict[str, Any]] = []
     for fact, outcome in zip(facts, run.outcomes, strict=True):
         if outcome.outcome in ("merged_into", "superseded") and len(examples) < limit:
             examples.append(

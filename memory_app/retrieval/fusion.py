@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
+# The ranked items: memory ids in the service, any hashable key in the tests.
+K = TypeVar("K", bound=Hashable)
+
 
 def rrf_scores(
-    rankings: Sequence[Sequence[Hashable]],
+    rankings: Sequence[Sequence[K]],
     *,
     k: float = 60.0,
     weights: Sequence[float] | None = None,
-) -> dict[Hashable, float]:
+) -> dict[K, float]:
     """Reciprocal rank fusion: sum over lists of weight / (k + rank), rank starting at 1.
 
     Ranks, not raw scores, are fused because cosine distance and ts_rank live on unrelated scales.
@@ -21,7 +25,7 @@ def rrf_scores(
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
         raise ValueError("one weight per ranking")
-    fused: dict[Hashable, float] = {}
+    fused: dict[K, float] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, item in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + weight / (k + rank)
@@ -39,6 +43,6 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low)
 
 
-def ranked(scores: Mapping[Hashable, float]) -> list[Hashable]:
+def ranked(scores: Mapping[K, float]) -> list[K]:
     """Keys by descending score; ties keep insertion order (stable)."""
     return sorted(scores, key=lambda key: -scores[key])

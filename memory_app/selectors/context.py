@@ -125,20 +125,19 @@ def search_memories(
             call.timings_ms[f"{part}.{phase}"] = ms
     rows = []
     for hit in result.hits:
-        memory = getattr(hit, "memory", None)
-        metadata = getattr(memory, "metadata", None) or {}
-        event_date = getattr(memory, "event_date", None)
+        memory = hit.memory
+        metadata = memory.metadata or {}
         rows.append(
             {
-                "id": memory.pk if memory is not None else hit.memory_id,
+                "id": memory.pk,
                 # the display text: for a group search collapsed, its best-ranked member's text
-                "text": getattr(hit, "text", None) or memory.text,
+                "text": hit.text or memory.text,
                 "score": float(hit.score),
-                "category": getattr(memory, "category", ""),
-                "created_at": getattr(memory, "created_at", None),
-                "event_date": event_date,
+                "category": memory.category,
+                "created_at": memory.created_at,
+                "event_date": memory.event_date,
                 "said_at": metadata.get("said_at") if isinstance(metadata, dict) else None,
-                "member_ids": list(getattr(hit, "member_ids", []) or []),
+                "member_ids": list(hit.member_ids or []),
             }
         )
     return rows

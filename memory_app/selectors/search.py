@@ -179,8 +179,9 @@ def memory_search(
     ids = [i for i in ids if i in ranking]
     cosine = {c.memory_id: 1.0 - c.score for c in vector}
     for i in ids:  # rows found by full text only get their exact similarity too
-        if i not in cosine and ranking[i].similarity is not None:
-            cosine[i] = ranking[i].similarity
+        similarity = ranking[i].similarity
+        if i not in cosine and similarity is not None:
+            cosine[i] = similarity
     fused = _fuse(ids, cosine, lexical, effective_mode, opts)
 
     ordered = [i for i in fusion.ranked(fused) if i in ranking]
@@ -249,7 +250,7 @@ def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
         .defer("embedding", "search_vector")
         .annotate(embedding_bin=Func(F("embedding"), function="vector_send", output_field=BinaryField()))
     )
-    rows = {}
+    rows: dict[int, Memory] = {}
     for memory in qs:
         raw = memory.embedding_bin  # type: ignore[attr-defined]
         # vector_send: int16 dimension, int16 unused, then big-endian float32 values.

@@ -17,6 +17,7 @@ from memory_app.api.consistency import (
     read_with_consistency,
 )
 from memory_app.api.conversation_serializers import (
+    ID,
     InteractionBatchInputSerializer,
     InteractionInputSerializer,
 )
@@ -29,8 +30,6 @@ from memory_app.db_routing import run_read
 from memory_app.selectors.context import ContextRequest, context_all
 from memory_app.selectors.stats import stats_get
 from memory_app.services.kinds.interactions import InteractionInput, interaction_store
-
-ID = {"max_length": 255, "required": False, "allow_blank": True, "default": ""}
 
 
 class PartErrorSerializer(serializers.Serializer):
@@ -162,7 +161,9 @@ class ContextAllApi(APIView):
         procedural = serializers.DictField(allow_null=True)
         counts = serializers.DictField(child=serializers.IntegerField())
         formatted = serializers.CharField(help_text="every part, ready to paste into a prompt")
-        errors = serializers.ListField(child=PartErrorSerializer())
+        # DRF's serializer metaclass moves declared fields off the class, so this field named "errors"
+        # does not replace Serializer.errors; the stubs cannot see that.
+        errors = serializers.ListField(child=PartErrorSerializer())  # type: ignore[assignment]
         max_tokens = serializers.IntegerField(help_text="the budget applied")
         tokens = serializers.DictField(
             child=serializers.IntegerField(), help_text="tokens of each part and of `formatted` (total)"

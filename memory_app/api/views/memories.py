@@ -146,6 +146,7 @@ class MemoryCollectionApi(APIView):
             qs = memory_list(tenant=tenant, filters=MemoryFilters(**data))
             paginator = IdCursorPagination()
             rows = paginator.paginate_queryset(qs, request, view=self)
+            assert rows is not None, "IdCursorPagination always returns a page"
             memory_supersedes_attach(tenant=tenant, memories=rows)
             return paginator.get_paginated_response(MemoryOutputSerializer(rows, many=True).data)
 

@@ -126,9 +126,14 @@ class MemorySearchApi(APIView):
         data = self.MemorySearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        option_keys = ("deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", "mmr", "mmr_lambda")
         options = SearchOptions(
-            **{key: values.get(key) for key in option_keys}, half_life_days=values.get("half_life_days")
+            deduplicate=values.get("deduplicate"),
+            dedup_threshold=values.get("dedup_threshold"),
+            dedup_use_llm=values.get("dedup_use_llm"),
+            clustering=values.get("clustering"),
+            mmr=values.get("mmr"),
+            mmr_lambda=values.get("mmr_lambda"),
+            half_life_days=values.get("half_life_days"),
         )
         tenant = tenant_of(request)
 
@@ -173,14 +178,19 @@ class ContextApi(APIView):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
-        messages = ContextMessageSerializer(many=True, required=False, default=list, max_length=500)
+        # many=True hands max_length to the ListSerializer it builds; the stubs type the child's arguments.
+        messages = ContextMessageSerializer(  # type: ignore[call-arg]
+            many=True, required=False, default=list, max_length=500
+        )
         user_turns = serializers.IntegerField(required=False, default=3, min_value=1, max_value=50)
         max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
         model = serializers.CharField(required=False, max_length=100, allow_blank=True)
         filters = SearchFilterSerializer(required=False)
 
     class ContextOutputSerializer(serializers.Serializer):
-        context = serializers.CharField(allow_blank=True)
+        # DRF's serializer metaclass moves declared fields off the class, so this field
+        # named "context" does not replace Field.context; the stubs cannot see that.
+        context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
         tokens = serializers.IntegerField()
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
