@@ -87,6 +87,7 @@ def _mounts(service: dict) -> dict[str, str]:
     return mounts
 
 
+@needs_compose
 def test_the_replica_profile_adds_a_streaming_standby_wired_to_the_app(tmp_path: Path) -> None:
     env_file = tmp_path / "replica.env"
     url = "postgres://memory:pw@db-replica:5432/memory"

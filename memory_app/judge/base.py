@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,3 +42,11 @@ class RelationJudge(Protocol):
     def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
         """One judgement per candidate, in the candidates' order."""
         ...
+
+
+@runtime_checkable
+class PrefetchingJudge(RelationJudge, Protocol):
+    """A judge that can prepare many pairs in one pass before they are judged one call at a time
+    (the offline judge's batched token vectors; load-time collapse uses it)."""
+
+    def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None: ...

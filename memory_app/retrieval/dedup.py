@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
+from memory_app.judge.base import JudgeItem, Judgement, PrefetchingJudge, RelationJudge
 from memory_app.judge.merge import information, lost_facts, stands_for
 from memory_app.retrieval.clustering import cosine_distances, near_duplicate_groups
 
@@ -57,10 +57,9 @@ def dedup_groups(
         for index in proposal[1:]
         if _keeps_facts(texts[proposal[0]], texts[index])
     ]
-    prefetch = getattr(judge, "prefetch", None)
     unknown = [(a, b) for a, b in judged if _verdict_key(judge, texts, embeddings, a, b) not in _VERDICTS]
-    if prefetch is not None and unknown:
-        prefetch([_items(texts, embeddings, a, b) for a, b in unknown])
+    if isinstance(judge, PrefetchingJudge) and unknown:
+        judge.prefetch([_items(texts, embeddings, a, b) for a, b in unknown])
     to_judge = set(judged)
     groups: list[DedupGroup] = []
     for proposal in proposals:
