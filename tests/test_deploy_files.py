@@ -115,6 +115,7 @@ def test_the_replica_profile_adds_a_streaming_standby_wired_to_the_app(tmp_path:
         assert str(environment["DATABASE_REPLICA_MAX_LAG_SECONDS"]) == "2", name
 
 
+@needs_compose
 def test_without_a_replica_the_app_gets_no_replica_urls() -> None:
     services = _rendered(ROOT / ".env.example")["services"]
     assert services["web"]["environment"]["DATABASE_REPLICA_URLS"] == ""
