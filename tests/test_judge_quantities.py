@@ -65,6 +65,7 @@ def test_the_same_amount_in_another_notation_reads_the_same(one, other):
         ("User's monthly rent is $1,800", "User's monthly rent is $1,900"),
         ("User runs 5 km on Sundays", "User runs 5 miles on Sundays"),
         ("It was -3°C this morning", "It was 3°C this morning"),
+        ("It was \u20133°C this morning", "It was 3°C this morning"),
         ("The ticket costs 100 USD", "The ticket costs 100 EUR"),
         ("The ticket costs $100", "The ticket costs 100"),
         ("Normal body temperature is 37°C", "Normal body temperature is 37°F"),

@@ -54,7 +54,9 @@ _TOKENS = re.compile(
     r"|(?P<word>[^\W\d_]+)"
     r"|(?P<sym>[^\w\s])"
 )
-_SIGNS = frozenset("-\u2212")
+# Hyphen-minus, the minus sign and an en dash typed for one (U+2013 before "3°C"); only written right
+# before the amount and not after a letter or digit, so an en dash in "60-100" stays a range.
+_SIGNS = frozenset("-\u2212\u2013")
 # "~7h" reads "about 7 hours"; "about" is a stop word, so the tilde is dropped like it.
 _APPROXIMATELY = frozenset("~\u2248")
 _HYPHENS = frozenset("-\u2010\u2011")
