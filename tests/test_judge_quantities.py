@@ -88,7 +88,15 @@ def test_a_unit_left_unsaid_is_not_taken_for_another_unit():
 
 
 def test_ordinary_words_after_a_number_are_not_units():
-    plain = ("User has 2 cats", "Pickup is at 3pm", "They ran a 5k", "the 2 are friends", "1 in 4 people")
+    plain = (
+        "User has 2 cats",
+        "Pickup is at 3pm",
+        "They ran a 5k",
+        "Maria ran a 5K charity run",
+        "It was 100 F outside",
+        "the 2 are friends",
+        "1 in 4 people",
+    )
     for text in plain:
         assert q.quantities(text) == frozenset(), text
         assert q.canonical(text) == text

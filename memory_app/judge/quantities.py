@@ -90,7 +90,9 @@ _PREFIXED_SYMBOL_LENGTH = 2
 def unit_name(word: str) -> str:
     """pint's canonical name of a unit as written ("km" and "kilometres" -> "kilometer"), or ''."""
     word = unicodedata.normalize("NFKC", word)
-    if not word or word.casefold() in STOPWORDS:
+    # A capital letter after a number is a magnitude or a name far more often than a unit: "a 5K
+    # run", "$5M", "4K", "3D", and "100 F" means Fahrenheit, not farads.
+    if not word or word.casefold() in STOPWORDS or (len(word) == 1 and word.isupper()):
         return ""
     try:
         readings = _registry().parse_unit_name(word, case_sensitive=True)
