@@ -12,7 +12,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from memory_app.judge import gate, reach
+from memory_app.judge import gate, quantities, reach
 from memory_app.judge import text_norm as tn
 from memory_app.judge.alignment import (
     MATCHED,
@@ -73,6 +73,8 @@ class PairFacts:
     middle_new: tuple[str, ...] = ()
     foreign_names: bool = False
     symbols_differ: bool = False
+    # Amounts with a unit or currency (judge/quantities.py) that are not the same on both sides.
+    amounts_differ: bool = False
     old_text: str = ""
     new_text: str = ""
 
@@ -245,6 +247,12 @@ def polarity_flip(old: str, new: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
+    """What the rules read about a pair. The word and symbol rules read both texts with their
+    amounts in one notation (`quantities.canonical`: "$1,800" and "eighteen hundred dollars" are
+    both "1800 usd"), so a notation is never taken for a change; the word alignment reads them as
+    written. `amounts_differ` compares the amounts themselves: another value, sign, unit or currency."""
+    texts = (old, new)
+    old, new = quantities.canonical(old), quantities.canonical(new)
     old_words, new_words = tn.content_words(old), tn.content_words(new)
     union = old_words | new_words
     shared = old_words & new_words
@@ -272,14 +280,15 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         # "prefers tabs over spaces" / "prefers spaces over tabs": same words, roles exchanged.
         order_changed=(old_words == new_words and tn.content_sequence(old) != tn.content_sequence(new))
         or _names_reordered(old, new)
-        or _shared_reordered(old_words, new_words, tn.content_sequence(old), tn.content_sequence(new)),
+        or _shared_reordered(*_without_units(texts, old_words, new_words, old, new)),
         frame_share=frame[0],
         middle_old=frame[1],
         middle_new=frame[2],
         foreign_names=tn.foreign_names(old, new),
         symbols_differ=reach.symbols(old) != reach.symbols(new),
-        old_text=old,
-        new_text=new,
+        amounts_differ=quantities.differ(*texts, tn.numbers(old), tn.numbers(new)),
+        old_text=texts[0],
+        new_text=texts[1],
     )
 
 
@@ -299,6 +308,21 @@ def _shared_reordered(
     if len(shared) < 3 or len(shared) < _REORDER_JACCARD * len(union):
         return False
     return [w for w in old_seq if w in shared] != [w for w in new_seq if w in shared]
+
+
+def _without_units(
+    texts: tuple[str, str], old_words: frozenset[str], new_words: frozenset[str], old: str, new: str
+) -> tuple[frozenset[str], frozenset[str], list[str], list[str]]:
+    """Content words and sequences of the canonical texts without the unit words of their amounts:
+    an amount is one argument wherever it stands, like its number (which is no content word), so its
+    unit must not make a rebuilt sentence ("$1,800 rent" / "rent of 1800 dollars") look reordered."""
+    units = {tn.stem(word) for text in texts for word in quantities.unit_words(text)}
+    return (
+        old_words - units,
+        new_words - units,
+        [w for w in tn.content_sequence(old) if w not in units],
+        [w for w in tn.content_sequence(new) if w not in units],
+    )
 
 
 def _names_reordered(old: str, new: str) -> bool:
@@ -393,7 +417,7 @@ def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
     acronym in `text` spells out ("BMI" stands for "body mass index": all four are restated)."""
     spans, other_spans = content_spans(text), content_spans(other)
     other_words = [other[s:e].casefold().removesuffix("'s") for _, s, e, _ in other_spans]
-    restated: set[int] = set()
+    restated: set[int] = set(_amount_words(text, other))
     spelled: set[int] = set()
     written = _written_words(other)
     for index, (_, start, end, _) in enumerate(spans):
@@ -418,6 +442,18 @@ def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
                     restated.add(index)
                     spelled.add(j)
     return restated, spelled
+
+
+def _amount_words(text: str, other: str) -> list[int]:
+    """Content words of `text` (indices into content_spans) that belong to an amount `other` states
+    too, in any notation: "dollars" in "eighteen hundred dollars" when the other side says "$1,800"."""
+    stated = quantities.quantities(other)
+    amounts = [(start, end) for start, end, amount in quantities.spans(text) if amount in stated]
+    return [
+        index
+        for index, (_, start, end, _) in enumerate(content_spans(text))
+        if any(lo <= start and end <= hi for lo, hi in amounts)
+    ]
 
 
 def lexical_alignment(old: str, new: str) -> Alignment:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory_app.judge import lexicon
+from memory_app.judge import lexicon, quantities
 from memory_app.judge import text_norm as tn
 
 
@@ -61,10 +61,28 @@ def _name_kept(name: str, kept: str) -> bool:
 
 
 def lost_facts(kept: str, source: str) -> list[str]:
-    """The numbers and names of `source` that `kept` does not state (empty: nothing is lost)."""
-    lost = [f"{n:g}" for n in sorted(tn.numbers(source) - tn.numbers(kept))]
-    lost += sorted(name for name in names(source) if not _name_kept(name, kept))
+    """The numbers, amounts and names of `source` that `kept` does not state (empty: nothing is
+    lost). An amount counts as kept in any notation ("$1,800" / "1800 dollars"), and so do the
+    words it is written with ("Celsius" in "100 degrees Celsius" when `kept` says "100°C")."""
+    numbers = tn.numbers(source) - tn.numbers(kept)
+    lost = [f"{n:g}" for n in sorted(numbers)]
+    kept_amounts = quantities.quantities(kept)
+    # A number already listed is not listed again with its unit.
+    dropped = quantities.quantities(source) - kept_amounts
+    lost += sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
+    written = [(start, end) for start, end, a in quantities.spans(source) if a in kept_amounts]
+    lost += sorted(
+        name
+        for name in names(source)
+        if not _name_kept(name, kept) and not _inside_amount(name, source, written)
+    )
     return lost
+
+
+def _inside_amount(name: str, text: str, amounts: Sequence[tuple[int, int]]) -> bool:
+    """Whether every occurrence of the word `name` in `text` is part of one of the `amounts` spans."""
+    found = [m.start() for m in re.finditer(rf"\b{re.escape(name)}\b", text)]
+    return bool(found) and all(any(lo <= at < hi for lo, hi in amounts) for at in found)
 
 
 def keeps_everything(kept: str, sources: Sequence[str]) -> bool:

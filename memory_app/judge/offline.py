@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory_app.judge import gate, reach
+from memory_app.judge import gate, quantities, reach
 from memory_app.judge import text_norm as tn
 from memory_app.judge.alignment import token_encoder
 from memory_app.judge.base import JudgeItem, Judgement
@@ -55,6 +55,8 @@ def vetoed(facts: PairFacts) -> str:
     """Why this pair must not be merged without a human, or '' when nothing forbids it."""
     if facts.numbers_differ or facts.calendar_swap:
         return "numbers or dates differ"
+    if facts.amounts_differ:
+        return "amounts, units or currencies differ"
     if facts.symbols_differ:
         return "signs or symbols differ"
     if facts.identifiers_differ:
@@ -91,9 +93,13 @@ def judge_pair(
     if unreadable:
         # Stored as is: not a merge (no evidence) and not a review (nothing a person should check).
         return Judgement("distinct", SURE, reason=unreadable)
-    if tn.bare_tokens(old) == tn.bare_tokens(new) and reach.symbols(old) == reach.symbols(new):
+    same_amounts = quantities.quantities(old) == quantities.quantities(new)
+    old_read, new_read = quantities.canonical(old), quantities.canonical(new)
+    same_symbols = reach.symbols(old_read) == reach.symbols(new_read)
+    if same_amounts and same_symbols and tn.bare_tokens(old_read) == tn.bare_tokens(new_read):
         # "User prefers X" / "The user prefers X.": the fitted model never saw a pair without a
-        # single differing word and scores it poorly, so this is decided before it.
+        # single differing word and scores it poorly, so this is decided before it. Amounts are
+        # read in one notation ("$5" / "5 dollars") and must be the same ones.
         return Judgement("duplicate", SURE, reason="same words but for articles")
     facts = pair_facts(old, new, distance)
     veto = vetoed(facts)
