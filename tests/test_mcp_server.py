@@ -8,11 +8,14 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from memory_app.models import Memory
+from memory_app.services.api_keys import api_key_revoke
 from tests.conftest import TenantClient
 from tests.mcp_helpers import TOOL_NAMES, data, error_of, http_client, in_thread, mcp_process, stdio_client
 from tests.readme_snippets import readme_block
@@ -154,7 +157,8 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         )
         assert not Memory.objects.filter(pk=result["memory_id"]).exists()
 
-        # no key, a bad key: the REST API's 401 and error body, before the MCP layer
+        # no key (refused before the MCP layer), a bad key (checked before any response leaves): the
+        # REST API's 401 and error body
         ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         headers = {"Accept": "application/json, text/event-stream"}
         missing = httpx.post(url, json=ping, headers=headers)
@@ -178,3 +182,36 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         exec(compile(pasted, "README.md", "exec"), {"__name__": "__main__"})
         printed = capsys.readouterr().out
         assert all(name in printed for name in TOOL_NAMES) and "User has a peanut allergy" in printed
+
+
+async def tool_calls_across_a_revocation(url: str, tenant: TenantClient) -> list[tuple[int, Any]]:
+    """One session whose key is revoked between two tool calls: the HTTP answers to its tools/calls."""
+    answers: list[tuple[int, Any]] = []
+
+    async def record(response: httpx2.Response) -> None:
+        if response.request.headers.get("mcp-method") == "tools/call":
+            await response.aread()
+            answers.append((response.status_code, response.json()))
+
+    headers = {"Authorization": f"Bearer {tenant.raw_key}"}
+    http = httpx2.AsyncClient(headers=headers, timeout=60, event_hooks={"response": [record]})
+    async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client:
+        assert data(await client.call_tool("search_memories", {"query": "peanuts"}))["results"] == []
+        revoke = in_thread(lambda: api_key_revoke(api_key=tenant.tenant.api_keys.get()))
+        await anyio.to_thread.run_sync(revoke)
+        with pytest.raises(MCPError):
+            await client.call_tool("store_memories", {"memories": [{"text": "User is allergic to peanuts"}]})
+    return answers
+
+
+def test_over_http_a_key_revoked_mid_session_gets_a_401_on_its_next_tool_call_and_stores_nothing(
+    tenant_a: TenantClient,
+):
+    # the key is checked inside each tool call's own worker thread, never remembered between requests
+    with mcp_process() as base:
+        answers = anyio.run(tool_calls_across_a_revocation, f"{base}/mcp", tenant_a)
+    assert [status for status, _body in answers] == [200, 401]
+    assert answers[1][1] == {
+        "error": {"code": "authentication_failed", "message": "Invalid or revoked API key.", "fields": {}}
+    }
+    assert not Memory.objects.filter(tenant=tenant_a.tenant).exists()

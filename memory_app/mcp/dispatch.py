@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -21,6 +22,13 @@ from django.urls import NoReverseMatch, resolve, reverse
 
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
+
+# Who calls: the tenant itself (stdio: the operator chose it), or, over HTTP, the check of the
+# request's API key (`http.KeyCheck`), which runs in the operation's own worker thread and request
+# cycle, as DRF authenticates a REST request inside the view: one thread hop and one connection
+# health check per call, not one for the key and another for the operation.
+Caller = TenantPrincipal | Callable[[], TenantPrincipal | None]
+INVALID_KEY = "Invalid or revoked API key."
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,7 @@ def _query_value(value: Any) -> str:
 
 def call_operation(
     *,
-    principal: TenantPrincipal,
+    caller: Caller,
     method: str,
     url_name: str,
     path_args: dict[str, Any] | None = None,
@@ -50,9 +58,13 @@ def call_operation(
     body: Any = None,
 ) -> OperationResult:
     """Sync (ORM inside): call it from a worker thread in async code. Connections are handled as
-    Django's request cycle does (`close_old_connections` before and after, honouring CONN_MAX_AGE)."""
+    Django's request cycle does (`close_old_connections` before and after, honouring CONN_MAX_AGE);
+    a caller's API key is checked inside that cycle, before anything else, and a bad one is a 401."""
     close_old_connections()
     try:
+        principal = caller if isinstance(caller, TenantPrincipal) else caller()
+        if principal is None:
+            return OperationResult(status=401, data=error_body("authentication_failed", INVALID_KEY))
         try:
             path = reverse(url_name, kwargs=path_args or {})
         except NoReverseMatch:  # e.g. a user id with a "/": no URL names it, as over REST

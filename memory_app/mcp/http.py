@@ -8,6 +8,7 @@ serve any request and a load balancer needs no affinity.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
+from memory_app.mcp.dispatch import INVALID_KEY
 from memory_app.mcp.server import build_server
 from memory_app.services.api_keys import api_key_authenticate
 
@@ -27,13 +29,46 @@ ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitab
 MCP_PATH = "/mcp"
 
 
-def _authenticate(raw_key: str) -> TenantPrincipal | None:
+class KeyCheck:
+    """One request's API key, checked at most once, exactly as `ApiKeyAuthentication` checks it (one
+    indexed query; `last_used_at` at most once a minute), never cached across requests: a revoked
+    key or a deactivated tenant is refused from the next request on, as over REST.
+
+    Who runs it: the operation the request calls, first thing in its worker thread and request cycle
+    (`dispatch.call_operation`), so a tool call costs one thread hop and one connection health check
+    as a REST request does; or `ApiKeyGate`, just before the response starts, when nothing asked for
+    the tenant (initialize, tools/list, an argument refused before the view). Either way no response
+    leaves before the key is checked, and a bad key's is replaced by the 401."""
+
+    def __init__(self, raw_key: str) -> None:
+        self._raw_key = raw_key
+        self._lock = threading.Lock()  # the gate and a handler's thread could both ask (SSE streams)
+        self._checked = False
+        self._principal: TenantPrincipal | None = None
+
+    def __call__(self) -> TenantPrincipal | None:
+        """Sync (ORM): in a worker thread, inside a request cycle (close_old_connections around)."""
+        with self._lock:
+            if not self._checked:
+                api_key = api_key_authenticate(raw_key=self._raw_key)
+                if api_key is not None:
+                    self._principal = TenantPrincipal(tenant=api_key.tenant, api_key=api_key)
+                self._checked = True
+            return self._principal
+
+    @property
+    def checked(self) -> bool:
+        return self._checked
+
+    @property
+    def principal(self) -> TenantPrincipal | None:
+        return self._principal
+
+
+def _check_in_own_cycle(check: KeyCheck) -> None:
     close_old_connections()
     try:
-        api_key = api_key_authenticate(raw_key=raw_key)
-        if api_key is None:
-            return None
-        return TenantPrincipal(tenant=api_key.tenant, api_key=api_key)
+        check()
     finally:
         close_old_connections()
 
@@ -49,8 +84,10 @@ async def _refuse(send: Callable[[Any], Awaitable[None]], status: int, code: str
 
 class ApiKeyGate:
     """Checks the Host against ALLOWED_HOSTS (what Django does for every other URL) and the bearer
-    API key exactly as `ApiKeyAuthentication` does; the principal rides on the ASGI scope's state,
-    which the SDK's handlers see as `ctx.request.state.principal`."""
+    API key exactly as `ApiKeyAuthentication` does, with the same 401 bodies. A missing or malformed
+    header is refused at once; a well-formed key rides on the ASGI scope's state as a `KeyCheck`
+    (the SDK's handlers see it as `ctx.request.state.caller`), run by the operation that needs the
+    tenant or here before the response starts, whose status becomes 401 if the key is bad."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -72,12 +109,24 @@ class ApiKeyGate:
             message = "Authorization header must be 'Bearer <api key>'."
             await _refuse(send, 401, "authentication_failed", message)
             return
-        principal = await sync_to_async(_authenticate, thread_sensitive=False)(parts[1])
-        if principal is None:
-            await _refuse(send, 401, "authentication_failed", "Invalid or revoked API key.")
-            return
-        scope.setdefault("state", {})["principal"] = principal
-        await self.app(scope, receive, send)
+        check = KeyCheck(parts[1])
+        scope.setdefault("state", {})["caller"] = check
+        refused = False
+
+        async def send_checked(message: Any) -> None:
+            nonlocal refused
+            if refused:  # the body of the response the 401 replaced
+                return
+            if message["type"] == "http.response.start":
+                if not check.checked:
+                    await sync_to_async(_check_in_own_cycle, thread_sensitive=False)(check)
+                if check.principal is None:
+                    refused = True
+                    await _refuse(send, 401, "authentication_failed", INVALID_KEY)
+                    return
+            await send(message)
+
+        await self.app(scope, receive, send_checked)
 
 
 def mcp_asgi_app() -> ASGIApp:

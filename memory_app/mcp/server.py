@@ -6,8 +6,9 @@ be a second definition of every field with its own error messages. Here the sche
 OpenAPI document and validation from the API's serializers (tools.py), so both stay the API's own.
 
 Tenant: over stdio the operator starts the server for one tenant (`manage.py mcp_server --tenant`);
-over HTTP every request carries an API key, checked by `http.ApiKeyGate`, which puts the principal
-on the request the SDK hands to each handler (`ctx.request.state.principal`).
+over HTTP every request carries an API key: `http.ApiKeyGate` puts its check (`http.KeyCheck`) on
+the request the SDK hands to each handler (`ctx.request.state.caller`), and the operation runs it
+in its own worker thread before anything else (`dispatch.call_operation`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcp_types import INVALID_PARAMS
 
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
-from memory_app.mcp.dispatch import OperationResult, call_operation
+from memory_app.mcp.dispatch import Caller, OperationResult, call_operation
 from memory_app.mcp.tools import BY_NAME, error_result, tool_definitions
 
 INSTRUCTIONS = (
@@ -41,11 +42,11 @@ PROMPT_ARGUMENTS = {
 }
 
 
-def _principal(ctx: ServerRequestContext[Any, Any], fixed: TenantPrincipal | None) -> TenantPrincipal | None:
+def _caller(ctx: ServerRequestContext[Any, Any], fixed: TenantPrincipal | None) -> Caller | None:
     if fixed is not None:
         return fixed
     state = getattr(getattr(ctx, "request", None), "state", None)
-    return getattr(state, "principal", None)
+    return getattr(state, "caller", None)
 
 
 UNAUTHENTICATED = OperationResult(401, error_body("not_authenticated", "An API key is required."))
@@ -68,7 +69,7 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         if spec is None:
             message = f"Unknown tool {params.name!r}; available: {', '.join(BY_NAME)}."
             return error_result(OperationResult(404, error_body("not_found", message)))
-        who = _principal(ctx, principal)
+        who = _caller(ctx, principal)
         if who is None:
             return error_result(UNAUTHENTICATED)
         return await anyio.to_thread.run_sync(partial(spec.call, who, dict(params.arguments or {})))
@@ -94,7 +95,7 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         args = dict(params.arguments or {})
         if params.name != "memory_context" or not args.get("message"):
             raise MCPError(INVALID_PARAMS, "The memory_context prompt needs a `message`.")
-        who = _principal(ctx, principal)
+        who = _caller(ctx, principal)
         if who is None:
             raise MCPError(INVALID_PARAMS, "An API key is required.")
         body = {
@@ -103,7 +104,7 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
             "filters": {"user_id": args.get("user_id", "")},
         }
         result = await anyio.to_thread.run_sync(
-            partial(call_operation, principal=who, method="POST", url_name="context", body=body)
+            partial(call_operation, caller=who, method="POST", url_name="context", body=body)
         )
         if not result.ok:
             raise MCPError(INVALID_PARAMS, result.data["error"]["message"], result.data)
@@ -134,13 +135,13 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         uri = str(params.uri)
         prefix = MEMORY_URI.split("{", 1)[0]
         memory_id = uri[len(prefix) :] if uri.startswith(prefix) else ""
-        who = _principal(ctx, principal)
+        who = _caller(ctx, principal)
         if not memory_id.isdigit() or who is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource {uri!r}; expected {MEMORY_URI}.")
         result = await anyio.to_thread.run_sync(
             partial(
                 call_operation,
-                principal=who,
+                caller=who,
                 method="GET",
                 url_name="memory-detail",
                 path_args={"memory_id": int(memory_id)},

@@ -16,10 +16,9 @@ from typing import Any
 import mcp_types as types
 from drf_spectacular.generators import SchemaGenerator
 
-from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
 from memory_app.api.schema import drop_keys, inline_refs, to_json_schema
-from memory_app.mcp.dispatch import OperationResult, call_operation
+from memory_app.mcp.dispatch import Caller, OperationResult, call_operation
 
 API = "/api/v1"
 MAX_ID = 2**63 - 1
@@ -96,7 +95,7 @@ class ToolSpec:
             ),
         )
 
-    def call(self, principal: TenantPrincipal, arguments: dict[str, Any]) -> types.CallToolResult:
+    def call(self, caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
         """Sync: run it in a worker thread."""
         args = dict(arguments)
         path_args: dict[str, Any] = {}
@@ -130,7 +129,7 @@ class ToolSpec:
         else:
             body, query = None, args
         result = call_operation(
-            principal=principal,
+            caller=caller,
             method=self.method,
             url_name=self.url_name,
             path_args=path_args,
