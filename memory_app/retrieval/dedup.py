@@ -102,7 +102,7 @@ def _within_shown(proposals: list[list[int]], texts: Sequence[str], shown: int) 
     leaders = [proposal[0] for proposal in proposals]
     apart = [i for p in proposals for i in p[1:] if not _keeps_facts(texts[p[0]], texts[i])]
     sure = sorted(leaders + apart)
-    if len(sure) <= shown:
+    if shown < 1 or len(sure) <= shown:
         return proposals
     last = sure[shown - 1]
     kept = [proposal for proposal in proposals if proposal[0] <= last]
