@@ -144,7 +144,6 @@ def reindex_procedures(
         with transaction.atomic():
             for (pk, _), vector in zip(batch, vectors, strict=True):
                 Procedure.objects.filter(pk=pk).update(pattern_embedding=vector, embedding_model=model)
-            _keep_tokens(batch)
         done += len(batch)
         if on_batch:
             on_batch(len(batch))
