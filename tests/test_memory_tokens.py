@@ -203,3 +203,23 @@ def test_the_backfill_computes_the_missing_rows_and_nothing_twice(encoder):
     fresh = alignment.TokenEncoder()._encode([OLD])[OLD]
     loaded = memory_tokens_load(tenant=tenant, memories=[(memory.pk, OLD)])[OLD]
     assert np.array_equal(loaded.vectors, fresh.vectors)
+
+
+def test_a_reindex_keeps_the_token_vectors_its_embedding_pass_computed(encoder):
+    from memory_app.embeddings.local import local_embed
+    from memory_app.services.maintenance.reindex import reindex_build
+
+    tenant = TenantFactory()
+    memory = MemoryFactory(tenant=tenant, text=NEW, embedding_model="old-model")
+    reindex_build(tenant=tenant, model="all-MiniLM-L6-v2", embed=local_embed)
+    assert encoder.encoded == 0
+    assert memory_tokens_load(tenant=tenant, memories=[(memory.pk, NEW)])
+
+
+def test_an_imported_memory_without_known_vectors_gets_no_row_and_the_judge_computes_it(encoder):
+    tenant = TenantFactory()
+    memory = MemoryFactory(tenant=tenant, text=OLD)  # as an import writes it: vectors from the file
+    assert not MemoryTokens.objects.filter(memory=memory).exists()
+    with memory_tokens_source(tenant=tenant, memories=[(memory.pk, OLD)]):
+        encoder.tokens([OLD])
+    assert encoder.encoded == 1
