@@ -1,6 +1,7 @@
 """The offline judge's own cost per store on a real fact stream (no database).
 
-    python bench/judge_cost.py [--quick] [--json] [--conversations 0-4]
+    python bench/judge_cost.py [--quick] [--json] [--conversations 0-4] [--tokens-from-embedding]
+        [--stored-tokens]
 
 LoCoMo observations of conversations 0-4 (the development set), one scope per speaker, in their
 order. For each fact the judge meets what the store path hands it: up to 5 earlier facts of the
@@ -12,13 +13,19 @@ ran the token model, and the load average. --quick: conversation 0 only. --token
 the sentence vectors are computed with the token encoder in place, so each text's token vectors come
 from the forward pass that embedded it, as on the store path when the service embeds the text (a
 worker that embedded every earlier fact itself); the judge then runs the model only for texts that
-forward pass could not serve. Results go to
+forward pass could not serve. --stored-tokens: as the store path runs with stored token rows
+(models.MemoryTokens): the new fact's vectors come from the forward pass that embedded it, and every
+earlier fact's from its stored row (the float16 bytes the store wrote, decoded inside the timed
+call; the one database read per store, ~0.3 ms, is not included), each store on a worker that has
+seen none of the earlier facts (a cold encoder per store: the case the rows are for), so the model
+runs only for a text neither can serve. Results go to
 bench/results/judge_cost.json; with --json the last line of stdout is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -56,6 +63,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--conversations", default="0-4")
     parser.add_argument("--tokens-from-embedding", action="store_true")
+    parser.add_argument("--stored-tokens", action="store_true")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "locomo10.json"))
     args = parser.parse_args()
     django.setup()
@@ -69,11 +77,23 @@ def main() -> None:
     facts = stream(args.data, conversations)
     alignment._encoder = alignment.TokenEncoder()  # cold, as a fresh worker
     vectors = local_embed([text for _, text in facts])
-    if not args.tokens_from_embedding:
+    rows: dict[str, tuple[int, bytes]] = {}
+    if args.stored_tokens:
+        # What the store path wrote for each fact: the vectors of the forward pass that embedded it.
+        texts = [text for _, text in facts]
+        for text, tokens in zip(texts, alignment.TokenEncoder().tokens(texts), strict=True):
+            rows[text] = (len(tokens.stems), alignment.tokens_bytes(tokens))
+        alignment._encoder = alignment.TokenEncoder()
+    elif not args.tokens_from_embedding:
         alignment._encoder = alignment.TokenEncoder()  # what that forward pass offered is dropped
+    stored: set[str] = set()
+
+    def source(texts: list[str]) -> dict:
+        return {t: alignment.tokens_from_bytes(t, *rows[t]) for t in texts if t in stored}
+
     cal = load_calibration("all-MiniLM-L6-v2")
     judge = OfflineJudge(cal)
-    encoded_before = 0
+    encoded_total = loaded_total = 0
     per_store: list[float] = []
     with_candidates: list[float] = []
     token_runs = 0
@@ -90,16 +110,25 @@ def main() -> None:
                 if distances[i] <= cal.candidate_radius
             ]
         new = JudgeItem(text, vectors[index])
+        if args.stored_tokens:
+            # A worker that has seen none of the earlier facts (their vectors are in their rows);
+            # the new fact's own forward pass offers its vectors, as local_embed does.
+            alignment._encoder = alignment.TokenEncoder()
+            alignment._encoder.offer({text: alignment.tokens_from_bytes(text, *rows[text])})
+        encoded_before, loaded_before = alignment._encoder.encoded, alignment._encoder.loaded
         start = time.perf_counter()
         if candidates:
-            judge.judge(new, candidates)
+            with alignment.stored_tokens(source) if args.stored_tokens else contextlib.nullcontext():
+                judge.judge(new, candidates)
         elapsed = (time.perf_counter() - start) * 1000
+        stored.add(text)
         per_store.append(elapsed)
         if candidates:
             with_candidates.append(elapsed)
-        encoded = alignment._encoder.encoded
-        token_runs += encoded > encoded_before
-        encoded_before = encoded
+        encoded = alignment._encoder.encoded - encoded_before
+        token_runs += encoded > 0
+        encoded_total += encoded
+        loaded_total += alignment._encoder.loaded - loaded_before
         earlier.append(index)
     report = {
         "benchmark": "judge_cost",
@@ -112,7 +141,9 @@ def main() -> None:
         "judge_ms_with_candidates_p95": round(float(np.percentile(with_candidates or [0.0], 95)), 3),
         "share_of_stores_running_token_model": round(token_runs / len(per_store), 4),
         "tokens_from_embedding": args.tokens_from_embedding,
-        "texts_token_encoded": alignment._encoder.encoded,
+        "stored_tokens": args.stored_tokens,
+        "texts_token_loaded": loaded_total,
+        "texts_token_encoded": encoded_total,
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     print(

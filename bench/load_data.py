@@ -3,9 +3,11 @@ runs; and the texts its clients send.
 
 Rows are loaded the way bench/store_data.py loads them (indexes dropped, COPY, indexes rebuilt,
 VACUUM ANALYZE): synthetic unit vectors around 1,000 centres and pseudo-word texts, 1,000 rows per
-user for the full size. What clients send is real English (STS-B test sentences, or pseudo-word
-sentences when ../shared/data is missing), made unique per request so that every store and every
-query is an embedding-cache miss: each request pays the local model, the worst case.
+user for the full size, each with its token row (bench/tokens_data.py: synthetic unit vectors per
+content word, as a real store keeps the judge's vectors). What clients send is real English (STS-B
+test sentences, or pseudo-word sentences when ../shared/data is missing), made unique per request
+so that every store and every query is an embedding-cache miss: each request pays the local model,
+the worst case.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pathlib import Path
 import numpy as np
 from benchdb import memory_indexes_dropped
 from store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
+from tokens_data import copy_tokens
 
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: token rows (bench/tokens_data.py)
 TENANT_SLUG = "bench-load"
 STSB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "stsbenchmark_test.tsv"
 
@@ -75,6 +78,7 @@ def load(rows: int, users: int, tenant_id: int, *, log: Callable[[str], None]) -
                 )  # fmt: skip
         raw.commit()
         log(f"  copied {rows:,} rows over {users} users ({time.perf_counter() - t0:.0f} s)")
+        copy_tokens(raw, tenant_id=tenant_id, log=log)
     with raw.cursor() as cur:
         cur.execute("CREATE TABLE bench_load_meta (version integer NOT NULL, max_id bigint NOT NULL)")
         cur.execute("INSERT INTO bench_load_meta SELECT %s, max(id) FROM memory_app_memory", [DATA_VERSION])

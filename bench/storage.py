@@ -7,7 +7,8 @@ Loads bench/store_data.py's synthetic scope (the same table bench/store.py times
 `memory_bench_store_<rows>`; a size already loaded is measured as it is), then reads the sizes
 from the catalogue: the heap with its TOAST, free-space and visibility maps ("table"), each index
 grouped by access method (the GIN over `search_vector` is "text search"; the topic and entity GIN
-indexes are "other GIN"), and the average stored width of the big columns. Index build times are
+indexes are "other GIN"), the judge's stored token vectors ("tokens": memory_app_memorytokens with
+its TOAST and index), and the average stored width of the big columns. Index build times are
 reported for a fresh load only. bench/capacity.py derives the capacity table from this file.
 Results: bench/results/storage.json (storage_quick.json with --quick: 10 k rows).
 
@@ -30,6 +31,7 @@ ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "storage.json"
 RESULTS_QUICK = ROOT / "bench" / "results" / "storage_quick.json"
 TABLE = "memory_app_memory"
+TOKENS = "memory_app_memorytokens"
 
 
 def prepare(rows: int, *, reload: bool, maintenance_work_mem: str) -> dict[str, float]:
@@ -75,15 +77,26 @@ def measure(rows_loaded: int) -> dict:
             f"avg(pg_column_size(search_vector)), avg(pg_column_size(t.*)) FROM {TABLE} t"
         )
         text_w, vector_w, tsv_w, row_w = (round(float(v), 1) for v in cur.fetchone())
+        # The judge's stored token vectors (models.MemoryTokens): table, TOAST and index together.
+        cur.execute(
+            f"SELECT pg_total_relation_size('{TOKENS}'::regclass), coalesce(avg(words), 0), "
+            f"coalesce(avg(pg_column_size(vectors)), 0) FROM {TOKENS}"
+        )
+        tokens_bytes, tokens_words, tokens_vector_w = cur.fetchone()
     groups: dict[str, int] = {"table": table_bytes}
     for index in indexes:
         groups[index["group"]] = groups.get(index["group"], 0) + index["bytes"]
+    groups["tokens"] = int(tokens_bytes)
     total = sum(groups.values())
     return {
         "rows": rows,
         "bytes": {**groups, "total": total, "heap": heap_bytes, "toast": toast_bytes},
         "bytes_per_memory": {k: round(v / rows, 1) for k, v in {**groups, "total": total}.items()},
         "column_avg_bytes": {"text": text_w, "embedding": vector_w, "search_vector": tsv_w, "row": row_w},
+        "token_rows": {
+            "words_avg": round(float(tokens_words), 2),
+            "vectors_avg_bytes": round(float(tokens_vector_w), 1),
+        },
         "indexes": indexes,
     }
 
@@ -118,7 +131,8 @@ def main() -> None:
         log(
             f"{size['rows']:>9,} rows: {per['total']:.0f} B/memory (table {per['table']:.0f}, "
             f"text search {per.get('text_search', 0):.0f}, B-tree {per.get('btree', 0):.0f}, "
-            f"HNSW {per.get('hnsw', 0):.0f}, other GIN {per.get('other_gin', 0):.0f})"
+            f"HNSW {per.get('hnsw', 0):.0f}, other GIN {per.get('other_gin', 0):.0f}, "
+            f"token vectors {per.get('tokens', 0):.0f})"
         )
     report = {
         "bench": "storage",

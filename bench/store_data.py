@@ -3,7 +3,9 @@
 One tenant, one scope (user `bench`, namespace `default`, episodic) of N rows: unit vectors scattered
 around 1,000 random centres (clustered, as a user's memories are), texts naming their row and centre.
 The load drops the indexes, COPYs the rows and rebuilds the indexes (one build is far cheaper than N
-incremental HNSW inserts), then VACUUM ANALYZE.
+incremental HNSW inserts), then VACUUM ANALYZE. Every row gets its token row, as a real store's
+(bench/tokens_data.py: synthetic unit vectors per content word for the synthetic texts, the local
+model's own for the real sentences).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from typing import Any
 import numpy as np
 from benchdb import log as bench_log
 from benchdb import memory_indexes_dropped, use_database
+from tokens_data import copy_tokens
 
 DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-DATA_VERSION = 4
+DATA_VERSION = 5  # 5: token rows (bench/tokens_data.py)
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}
@@ -180,6 +183,7 @@ def load(
                 )  # fmt: skip
         raw.commit()
         log(f"  copied {rows:,} rows and {len(real):,} real sentences ({time.perf_counter() - t0:.0f} s)")
+        copy_tokens(raw, tenant_id=tenant_id, log=log, real=[text for text, _, _ in real])
     with raw.cursor() as cur:
         # The loaded rows' highest id: what a run adds lies above it, even after a crashed run.
         cur.execute(
@@ -191,6 +195,7 @@ def load(
         raw.commit()
     with raw.cursor() as cur:
         cur.execute("VACUUM ANALYZE memory_app_memory")
+        cur.execute("VACUUM ANALYZE memory_app_memorytokens")
     log(f"  loaded in {time.perf_counter() - t0:.0f} s")
 
 

@@ -38,6 +38,7 @@ TENANT_TABLES = (
     "memory_app_agentprofile",
     "memory_app_maintenancejob",
     "memory_app_searchscopeindex",
+    "memory_app_memorytokens",
 )
 _TABLE = re.compile(r'\b"?(' + "|".join(TENANT_TABLES) + r')"?(?![\w])')
 _PREDICATE = re.compile(r'tenant_id"?\s*(?:=|IN\b|<>|IS\b)', re.IGNORECASE)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from memory_app.embeddings.tokens import count_tokens
+from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.offline import OfflineJudge
 from memory_app.retrieval.clustering import (
     NOISE,
@@ -15,7 +16,7 @@ from memory_app.retrieval.clustering import (
     near_duplicate_groups,
 )
 from memory_app.retrieval.decay import ace_factors, decay_factors
-from memory_app.retrieval.dedup import dedup_groups
+from memory_app.retrieval.dedup import clear_verdict_cache, dedup_groups
 from memory_app.retrieval.fusion import minmax, rrf_scores
 from memory_app.retrieval.mmr import cosine_similarities, jaccard_similarities, mmr_order
 from memory_app.retrieval.packing import pack
@@ -171,3 +172,41 @@ def test_pipeline_returns_at_most_limit_entries_with_cluster_labels():
     assert len(outcome.entries) == 3
     assert outcome.entries[0].members == [0] and outcome.entries[0].cluster == 0
     assert outcome.stats is not None and outcome.stats.real == 1
+
+
+class _ParityJudge:
+    """Duplicate or distinct by the parity of the two texts' lengths: arbitrary but deterministic."""
+
+    name = "parity"
+
+    def __init__(self) -> None:
+        self.pairs = 0
+
+    def judge(self, new: JudgeItem, candidates: list[JudgeItem]) -> list[Judgement]:
+        self.pairs += len(candidates)
+        return [
+            Judgement("duplicate" if (len(new.text) + len(c.text)) % 2 == 0 else "distinct", 1.0, judge="x")
+            for c in candidates
+        ]
+
+
+@pytest.mark.parametrize("shown", [1, 3, 10, 25])
+def test_collapse_bounded_to_the_shown_groups_gives_them_exactly_and_judges_less(shown: int):
+    rng = np.random.default_rng(shown)
+    centres = rng.standard_normal((8, 16))
+    embeddings = np.stack([centres[i % 8] + 0.2 * rng.standard_normal(16) for i in range(60)])
+    embeddings = (embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)).astype(np.float32)
+    syllables = ["ka", "lo", "mi", "ren", "tu", "sa"]
+    texts = ["user likes " + " ".join(rng.choice(syllables, size=rng.integers(2, 6))) for _ in range(60)]
+    full_judge, bounded_judge = _ParityJudge(), _ParityJudge()
+    clear_verdict_cache()
+    full = dedup_groups(texts, embeddings, threshold=0.6, judge=full_judge, min_confidence=0.9)
+    clear_verdict_cache()
+    bounded = dedup_groups(
+        texts, embeddings, threshold=0.6, judge=bounded_judge, min_confidence=0.9, shown=shown
+    )
+    assert [(g.members, g.text) for g in bounded[:shown]] == [(g.members, g.text) for g in full[:shown]]
+    assert sorted(i for g in bounded for i in g.members) == list(range(60))  # every row still listed
+    assert bounded_judge.pairs <= full_judge.pairs
+    if shown < 10:
+        assert bounded_judge.pairs < full_judge.pairs

@@ -7,14 +7,17 @@ few words and leave the rest unmatched, however close their sentence vectors are
 
 The pure part (`coverage`, `Alignment`) works on arrays; `TokenEncoder` runs the model once per
 text and keeps the result in a bounded per-process cache, since a stored text meets many new ones.
+A stored memory's vectors are also kept in the database (models.MemoryTokens): a caller that judges
+stored texts hands the encoder a loader of those rows (`stored_tokens`), consulted before the model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +36,8 @@ UNMATCHED = 0.0
 # dev pairs: at 0.4 two different facts about one person leave 3 or more words unmatched in 90 %
 # of pairs, a restatement 2 or fewer in about 60 % (0.5 and 0.6 separated less; EVALUATION.md).
 MATCHED = 0.4
+# Width of the local model's token vectors (all-MiniLM-L6-v2's hidden size).
+TOKEN_DIMENSIONS = 384
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,7 @@ class TokenEncoder:
         self._offered: OrderedDict[str, TextTokens] = OrderedDict()
         self._lock = threading.Lock()
         self.encoded = 0  # texts this encoder ran the model for (for measurements)
+        self.loaded = 0  # texts whose vectors came from stored rows (stored_tokens)
 
     def offer(self, found: dict[str, TextTokens]) -> None:
         """Token vectors that a sentence-embedding forward pass computed anyway (`forward_pass_tokens`)."""
@@ -143,11 +149,28 @@ class TokenEncoder:
             while len(self._offered) > self.max_offered:
                 self._offered.popitem(last=False)
 
+    def known(self, texts: Sequence[str]) -> dict[str, TextTokens]:
+        """The vectors this encoder already holds for any of `texts`, without running the model
+        (what a writer of token rows may keep: it never pays a forward pass for the table)."""
+        with self._lock:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+            found.update({t: self._offered[t] for t in texts if t in self._offered and t not in found})
+        return found
+
     def tokens(self, texts: Sequence[str]) -> list[TextTokens]:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
             computed: dict[str, TextTokens] = {t: self._offered.pop(t) for t in missing if t in self._offered}
             missing = [t for t in missing if t not in computed]
+        source = getattr(_stored, "source", None)
+        if missing and source is not None:
+            # Outside the lock: the loader reads the database.
+            loaded = source(missing)
+            computed.update({t: loaded[t] for t in missing if t in loaded})
+            missing = [t for t in missing if t not in computed]
+            with self._lock:
+                self.loaded += len(loaded)
+        with self._lock:
             self.encoded += len(missing)
         for start in range(0, len(missing), 64):
             computed.update(self._encode(missing[start : start + 64]))
@@ -223,6 +246,9 @@ def _word_vectors(text: str, hidden: np.ndarray, offsets: np.ndarray, mask: np.n
             norm = float(np.linalg.norm(vector))
             if norm > 0:
                 vectors[row] = vector / norm
+    # Rounded to float16 here, at the source, so that the vectors kept in the database (float16,
+    # half the bytes) and those computed afresh are the same numbers and give the same verdicts.
+    vectors = vectors.astype(np.float16).astype(np.float32)
     return TextTokens(stems=tuple(s[0] for s in spans), names=tuple(s[3] for s in spans), vectors=vectors)
 
 
@@ -274,3 +300,42 @@ def text_alignment(old: str, new: str, encoder: Any = None) -> Alignment:
     """Alignment of two texts with the process-wide encoder (or `encoder`, for tests)."""
     old_tokens, new_tokens = (encoder or token_encoder()).tokens([old, new])
     return align(old_tokens, new_tokens)
+
+
+_stored = threading.local()
+StoredSource = Callable[[Sequence[str]], Mapping[str, TextTokens]]
+
+
+@contextmanager
+def stored_tokens(source: StoredSource) -> Iterator[None]:
+    """Within the block, this thread's `TokenEncoder.tokens()` asks `source` for the texts it holds
+    in neither cache before it runs the model: `source(texts)` returns the vectors it has (the
+    stored rows of those texts' memories, selectors/tokens.py), the rest is computed. Thread-local,
+    so concurrent requests of one process each read their own memories' rows; blocks nest."""
+    previous = getattr(_stored, "source", None)
+    _stored.source = source
+    try:
+        yield
+    finally:
+        _stored.source = previous
+
+
+def text_digest(text: str) -> bytes:
+    """What a stored row's vectors were computed from: the SHA-256 of the exact text."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def tokens_bytes(tokens: TextTokens) -> bytes:
+    """The stored form of a text's vectors: float16, row-major, words x TOKEN_DIMENSIONS. Exact,
+    since _word_vectors rounds to float16 already."""
+    return np.ascontiguousarray(tokens.vectors, dtype=np.float16).tobytes()
+
+
+def tokens_from_bytes(text: str, words: int, data: bytes) -> TextTokens | None:
+    """A stored row back as the encoder's TextTokens, or None when it does not fit `text` (another
+    count of content words than `spelled(text)` gives, or another size): the caller computes it."""
+    stems, names = spelled(text)
+    if words != len(stems) or len(data) != 2 * words * TOKEN_DIMENSIONS:
+        return None
+    vectors = np.frombuffer(data, dtype=np.float16).reshape(words, TOKEN_DIMENSIONS).astype(np.float32)
+    return TextTokens(stems=stems, names=names, vectors=vectors)

@@ -411,6 +411,13 @@ def _written_words(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0), m.start(), m.end()) for m in _WRITTEN_WORD.finditer(text)]
 
 
+@lru_cache(maxsize=65536)
+def _restates(word: str, other: str) -> bool:
+    """`word` written as `other` with a slip or as its short form. Cached: the rows of a search
+    or a scope meet one another in many pairs, and their words with them."""
+    return spelling_variant(word, other) or short_form(word, other)
+
+
 def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
     """Which content words of `text` (indices into alignment.content_spans) have a written
     counterpart in `other` that the token vectors miss, and which of `other`'s content words an
@@ -420,22 +427,23 @@ def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
     restated: set[int] = set(_amount_words(text, other))
     spelled: set[int] = set()
     written = _written_words(other)
+    # Written words are ASCII, so the initials of a run are the run of each word's initial.
+    initials = [w[0].casefold() for w, _, _ in written]
     for index, (_, start, end, _) in enumerate(spans):
         word = text[start:end]
         folded = word.casefold().removesuffix("'s")
-        if any(spelling_variant(folded, w) or short_form(folded, w) for w in other_words):
+        if any(_restates(folded, w) for w in other_words):
             restated.add(index)
             continue
         if 2 <= len(word) <= 5 and word.isalpha() and (word.isupper() or len(word) >= 3):
-            # An acronym: the initials of a run of words on the other side, or of one camel-case
-            # name there (TS/TypeScript).
-            for first in range(len(written)):
-                for last in range(first + 2, min(first + len(word), len(written)) + 1):
-                    run = written[first:last]
-                    if len(run) == len(word) and _initials([w for w, _, _ in run]) == folded:
-                        restated.add(index)
-                        lo, hi = run[0][1], run[-1][2]
-                        spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
+            # An acronym: the initials of a run of as many words on the other side, or of one
+            # camel-case name there (TS/TypeScript).
+            for first in range(len(written) - len(word) + 1):
+                if "".join(initials[first : first + len(word)]) == folded:
+                    run = written[first : first + len(word)]
+                    restated.add(index)
+                    lo, hi = run[0][1], run[-1][2]
+                    spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
             for j, (_, s, e, _) in enumerate(other_spans):
                 parts = _CAMEL_PARTS.findall(other[s:e])
                 if len(parts) == len(word) > 1 and _initials(parts) == folded:

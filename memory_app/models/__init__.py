@@ -7,6 +7,7 @@ from memory_app.models.review import ClusterMember, DuplicateCluster, KeptApartP
 from memory_app.models.search import SearchScopeIndex
 from memory_app.models.shortterm import ConversationSession, SessionMessage
 from memory_app.models.tenancy import AgentProfile, ApiKey, Tenant
+from memory_app.models.tokens import MemoryTokens
 
 __all__ = [
     "AgentProfile",
@@ -22,6 +23,7 @@ __all__ = [
     "Memory",
     "MemoryChange",
     "MemoryChangeSource",
+    "MemoryTokens",
     "Procedure",
     "ReindexVector",
     "SearchScopeIndex",

@@ -38,16 +38,24 @@ def dedup_groups(
     threshold: float,
     judge: RelationJudge,
     min_confidence: float,
+    shown: int | None = None,
 ) -> list[DedupGroup]:
     """Groups in rank order of their best member; inputs are in rank order (best first).
 
     A member joins only on a merging judgement at least `min_confidence` sure: the write path's
     bar for acting without a human (calibration.review_below), so display and storage agree.
+
+    `shown`: only the first `shown` groups will be used (a caller that takes groups in this order,
+    without reordering them). Proposals whose leader cannot be among them are not judged; their rows
+    come back as groups of one, after the first `shown` groups, which are exactly what an unbounded
+    call gives (members included).
     """
     n = len(texts)
     if n == 0:
         return []
     proposals = near_duplicate_groups(cosine_distances(embeddings), threshold=threshold)
+    if shown is not None:
+        proposals = _within_shown(proposals, texts, shown)
     # A member whose numbers or names the leader's text lacks can never join, whatever the judge
     # says (stands_for), so only the other pairs are judged, and their token vectors (offline
     # judge) are computed in one forward pass rather than one per pair.
@@ -79,6 +87,26 @@ def dedup_groups(
         groups.append(DedupGroup(members=kept, text=texts[leader]))
     groups.sort(key=lambda group: group.members[0])
     return groups
+
+
+def _within_shown(proposals: list[list[int]], texts: Sequence[str], shown: int) -> list[list[int]]:
+    """The proposals whose leader can be among the first `shown` groups; the rest split into rows.
+
+    A group starts at its leader or at a member that does not join. Whatever the judge says, every
+    leader starts a group, and so does every member that cannot join (`_keeps_facts`); judging can
+    only add starts. So the `shown`-th of these sure starts bounds the last group that can be shown:
+    no leader after it is. (Groups are ordered by their first row, so rows after it never come
+    before the first `shown` groups either.)
+    """
+    leaders = [proposal[0] for proposal in proposals]
+    apart = [i for p in proposals for i in p[1:] if not _keeps_facts(texts[p[0]], texts[i])]
+    sure = sorted(leaders + apart)
+    if shown < 1 or len(sure) <= shown:
+        return proposals
+    last = sure[shown - 1]
+    kept = [proposal for proposal in proposals if proposal[0] <= last]
+    rest = [[i] for proposal in proposals if proposal[0] > last for i in proposal]
+    return kept + rest
 
 
 @lru_cache(maxsize=8192)

@@ -71,6 +71,9 @@ def run_pipeline(
             threshold=dedup_threshold,
             judge=judge,
             min_confidence=dedup_min_confidence,
+            # Without MMR the first `limit` groups are what is returned: only their leaders' pairs
+            # are judged (context/all's episodic part shows 60 of ~180 rows). MMR picks from all.
+            shown=None if mmr else limit,
         )
     else:
         groups = [DedupGroup(members=[i], text=texts[i]) for i in range(len(texts))]

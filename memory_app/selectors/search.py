@@ -28,6 +28,7 @@ from memory_app.selectors.candidates import fulltext_candidates, vector_candidat
 from memory_app.selectors.lexical import bm25_candidates
 from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search_types import Candidate, SearchFilters
+from memory_app.selectors.tokens import memory_tokens_source
 from memory_app.services.store.memories import memory_touch
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,7 @@ def memory_search(
     scores = scores[kept]
     lexical_scores = {c.memory_id: c.score for c in lexical}
     phases.lap("rank")
-    hits = _post_process(members, scores, opts, limit)
+    hits = _post_process(tenant, members, scores, opts, limit)
     phases.lap("post_process")
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
@@ -289,7 +290,7 @@ def _embedding_matrix(members: list[Memory]) -> np.ndarray:
 
 
 def _post_process(
-    members: list[Memory], scores: np.ndarray, opts: ResolvedOptions, limit: int
+    tenant: Tenant, members: list[Memory], scores: np.ndarray, opts: ResolvedOptions, limit: int
 ) -> list[SearchHit]:
     """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
     if not members:
@@ -300,21 +301,23 @@ def _post_process(
     if opts.deduplicate:
         judge = get_judge("llm" if opts.dedup_use_llm else "offline")
         min_confidence = load_calibration().review_below
-    outcome = run_pipeline(
-        texts=[m.text for m in members],
-        embeddings=_embedding_matrix(members) if has_vectors else None,
-        scores=scores,
-        limit=limit,
-        deduplicate=opts.deduplicate,
-        dedup_threshold=opts.dedup_threshold,
-        dedup_min_confidence=min_confidence,
-        judge=judge,
-        clustering=opts.clustering,
-        epsilon=opts.dbscan_epsilon,
-        min_points=opts.dbscan_min_points,
-        mmr=opts.mmr,
-        mmr_lambda=opts.mmr_lambda,
-    )
+    # The judge reads the rows' stored token vectors rather than running the token model on them.
+    with memory_tokens_source(tenant=tenant, memories=[(m.pk, m.text) for m in members]):
+        outcome = run_pipeline(
+            texts=[m.text for m in members],
+            embeddings=_embedding_matrix(members) if has_vectors else None,
+            scores=scores,
+            limit=limit,
+            deduplicate=opts.deduplicate,
+            dedup_threshold=opts.dedup_threshold,
+            dedup_min_confidence=min_confidence,
+            judge=judge,
+            clustering=opts.clustering,
+            epsilon=opts.dbscan_epsilon,
+            min_points=opts.dbscan_min_points,
+            mmr=opts.mmr,
+            mmr_lambda=opts.mmr_lambda,
+        )
     if outcome.stats is not None:
         log.info(outcome.stats.message())
     return [

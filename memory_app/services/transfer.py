@@ -30,6 +30,7 @@ from memory_app.models import (
     Tenant,
 )
 from memory_app.selectors.transfer import CHANGE_FIELDS, CLUSTER_FIELDS, FORMAT, VERSION, memory_fields
+from memory_app.services.store.tokens import memory_tokens_save
 
 
 def _when(value: Any) -> dt.datetime | None:
@@ -106,6 +107,9 @@ def _import(tenant: Tenant, records: Iterable[dict[str, Any]], batch_size: int) 
 
     def flush() -> None:
         Memory.objects.bulk_create([m for _, m in pending])
+        # The file carries no token vectors: those the encoder holds are kept, the rest are computed
+        # by the judge when needed or by `manage.py reindex --tokens`.
+        memory_tokens_save(tenant=tenant, memories=[(m.pk, m.text) for _, m in pending])
         for record, memory in pending:
             ids[record["id"]] = memory.pk
             links.append((memory.pk, _when(record["updated_at"]), record["superseded_by_id"]))

@@ -10,12 +10,14 @@ from tqdm import tqdm
 
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Procedure, ReindexVector
+from memory_app.selectors.tokens import memory_tokens_missing_count
 from memory_app.services.maintenance.reindex import (
     reindex_build,
     reindex_pending,
     reindex_procedures,
     reindex_switch,
 )
+from memory_app.services.store.tokens import memory_tokens_fill
 
 from ._ops import add_tenant_argument, tenant_or_none
 
@@ -34,9 +36,18 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="build and switch (default: dry run)")
         parser.add_argument("--batch-size", type=int, default=256, help="texts per embedding call")
         parser.add_argument("--no-switch", action="store_true", help="build the new vectors only")
+        parser.add_argument(
+            "--tokens",
+            action="store_true",
+            help="only compute the judge's stored token vectors of active memories that have none "
+            "(or one of an older text), with the local model; nothing else is touched",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_or_none(options["tenant"])
+        if options["tokens"]:
+            self._tokens(tenant, apply=options["apply"])
+            return
         model = embedding_model_name()
         scope = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
         pending = reindex_pending(tenant=tenant, model=model).count()
@@ -80,3 +91,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"re-embedded {patterns} procedure patterns; consider `manage.py rebuild_indexes --apply`"
         )
+
+    def _tokens(self, tenant: Any, *, apply: bool) -> None:
+        if not apply:
+            missing = memory_tokens_missing_count(tenant=tenant)
+            self.stdout.write(
+                f"{missing} active memories without stored token vectors (--apply: compute them)"
+            )
+            return
+        done = memory_tokens_fill(tenant=tenant)
+        self.stdout.write(f"stored token vectors of {done} memories")

@@ -18,12 +18,13 @@ from memory_app.conf import embeddings_config
 from memory_app.db import execute_all, insert_sql, mark_saved
 from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
-from memory_app.models import Memory, MemoryChange, MemoryChangeSource, Tenant
+from memory_app.models import Memory, MemoryChange, MemoryChangeSource, MemoryTokens, Tenant
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
 from memory_app.services.store.memories import memory_build
+from memory_app.services.store.tokens import memory_tokens_rows
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")
@@ -220,12 +221,15 @@ def memory_merge(
         confidence=confidence,
         now=now,
     )
+    # The token vectors the encoder holds for the new rows' texts ride along in the same round trip.
+    tokens = memory_tokens_rows(tenant_id=tenant.pk, memories=[(row.pk, row.text) for row in new_rows])
     # The sources' UPDATE first: it frees the unique text slot the result takes.
     execute_all(
         [
             _retire_sql(tenant, [m.pk for m in locked], by=result_id, now=now),
             insert_rows,
             *_change_sql(change, snapshots),
+            *([insert_sql(MemoryTokens, tokens)] if tokens else []),
         ]
     )
     for row in new_rows:

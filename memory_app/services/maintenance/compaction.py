@@ -34,6 +34,7 @@ from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterOrigin
 from memory_app.selectors.compaction import ScopeKey, scope_vectors
+from memory_app.selectors.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
 from memory_app.services.review.queue import kept_apart_pairs, review_cluster_create
@@ -264,7 +265,9 @@ def _resolve_group(
         if len(rows) < 2:
             report.stale_groups += 1
             return
-        actions = plan_group(rows, tools)
+        # The members' stored token vectors stand in for a forward pass of the token model.
+        with memory_tokens_source(tenant=tenant, memories=[(m.pk, m.text) for m in rows]):
+            actions = plan_group(rows, tools)
         report.actions.extend(actions)
         if mode == "plan" or not actions:
             return

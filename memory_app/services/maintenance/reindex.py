@@ -18,7 +18,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from memory_app.db import execute
-from memory_app.models import Memory, Procedure, ReindexVector, Tenant
+from memory_app.models import Memory, MemoryTokens, Procedure, ReindexVector, Tenant
+from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +80,25 @@ def reindex_build(
                 unique_fields=["memory"],
                 update_fields=["embedding", "model", "text_hash", "created_at"],
             )
+            _keep_tokens(batch)
         done += len(batch)
         if on_batch:
             on_batch(len(batch))
     return done
+
+
+def _keep_tokens(batch: list[tuple[int, str, str]]) -> None:
+    """The token vectors the embedding's forward pass computed (local provider), per tenant."""
+    texts = {pk: text for pk, text, _ in batch}
+    by_tenant: dict[int, list[tuple[int, str]]] = {}
+    for pk, tenant_id in Memory.objects.filter(pk__in=list(texts)).values_list("pk", "tenant_id"):
+        by_tenant.setdefault(tenant_id, []).append((pk, texts[pk]))
+    for tenant_id, memories in by_tenant.items():
+        rows = memory_tokens_rows(tenant_id=tenant_id, memories=memories)
+        if rows:
+            MemoryTokens.objects.bulk_create(
+                rows, update_conflicts=True, unique_fields=["memory"], update_fields=TOKEN_FIELDS
+            )
 
 
 @transaction.atomic

@@ -19,6 +19,7 @@ from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_supersede
 from memory_app.services.store.locks import scope_lock
 from memory_app.services.store.memories import memory_build
+from memory_app.services.store.tokens import memory_tokens_save
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,9 @@ def memory_update(
     if normalized_hash(text) == memory.text_hash:
         changes["text"] = text
         changes["embedding"] = _embed_or_none(text, tenant)
-        return _update_in_place(memory, changes)
+        memory = _update_in_place(memory, changes)
+        memory_tokens_save(tenant=tenant, memories=[(memory.pk, text)])
+        return memory
     if memory.status != MemoryStatus.ACTIVE:
         raise ApplicationError(
             f"Memory {memory_id} is {memory.status}; only an active memory's text can be edited.",
@@ -162,6 +165,7 @@ def _new_version(
     memory_supersede(
         tenant=tenant, old_id=old.pk, new_id=new.pk, actor=actor, reason="text edited through the API"
     )
+    memory_tokens_save(tenant=tenant, memories=[(new.pk, text)])
     return new
 
 

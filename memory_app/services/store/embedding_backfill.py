@@ -24,6 +24,7 @@ from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.queue import task_send
+from memory_app.services.store.tokens import memory_tokens_save
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ def memory_embeddings_fill(*, memory_ids: Iterable[int]) -> int:
                 filled += Memory.objects.filter(pk=pk, embedding__isnull=True, text=text).update(
                     embedding=vector, embedding_model=model
                 )
+            # The local provider's forward pass computed the token vectors too: kept.
+            memory_tokens_save(tenant=tenant, memories=items)
     if filled:
         logger.info("embedding fill: %d memories now have vectors", filled)
     return filled

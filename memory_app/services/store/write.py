@@ -28,6 +28,7 @@ from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
+from memory_app.selectors.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.store import locks
 from memory_app.services.store.actions import (
@@ -43,11 +44,14 @@ from memory_app.services.store.embedding_backfill import (
     memories_embedding_pending,
 )
 from memory_app.services.store.memories import memory_build, memory_touch
+from memory_app.services.store.tokens import memory_tokens_save
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
+# Outcomes whose memory_id is the row inserted with the item's text.
+INSERTED_OUTCOMES = frozenset({"created", "superseded", "queued_for_review"})
 
 
 def scope_of(item: MemoryInput) -> Scope:
@@ -149,6 +153,15 @@ def _store_batch(
                 judge=judge,
             )
         )
+    # The token vectors of the texts this batch inserted (a merge writes its own with its rows).
+    memory_tokens_save(
+        tenant=tenant,
+        memories=[
+            (outcome.memory_id, item.text)
+            for item, outcome in zip(items, outcomes, strict=True)
+            if outcome.outcome in INSERTED_OUTCOMES
+        ],
+    )
     return outcomes
 
 
@@ -250,7 +263,9 @@ def _store_one(
         )
     decision = None
     if neighbours:
-        decision = _judge(item=item, vector=vector, neighbours=neighbours, config=config, judge=judge)
+        decision = _judge(
+            tenant=tenant, item=item, vector=vector, neighbours=neighbours, config=config, judge=judge
+        )
     if decision is not None and is_merge(decision[0]):
         index = decision[0].index
         assert index is not None, "a merge decision names its candidate (is_merge)"
@@ -286,6 +301,7 @@ def _store_one(
 
 def _judge(
     *,
+    tenant: Tenant,
     item: MemoryInput,
     vector: np.ndarray | None,
     neighbours: list[Neighbour],
@@ -308,7 +324,9 @@ def _judge(
     try:
         if judge is None:
             judge = get_judge(config.judge)
-        judgements = judge.judge(new_item, candidates)
+        # The candidates' stored token vectors stand in for a forward pass of the token model.
+        with memory_tokens_source(tenant=tenant, memories=[(n.memory_id, n.text) for n in neighbours]):
+            judgements = judge.judge(new_item, candidates)
         return decide(judgements, review_below=config.review_below), judgements
     except Exception:
         logger.warning("relation judge %r failed; storing without dedup", config.judge, exc_info=True)

@@ -1,0 +1,80 @@
+"""Writing the content-word vectors of memories' texts (models.MemoryTokens).
+
+Every path that creates a memory or changes its text keeps the vectors the token encoder already
+holds for that text: the forward pass that embedded it (local provider) or the judge's own
+computation. None of them runs the model for the table; a text the encoder does not hold gets no
+row, and the judge computes it when it first needs it. `memory_tokens_fill` (`manage.py reindex
+--tokens`) computes the missing rows in the background, with the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from memory_app.judge.alignment import text_digest, token_encoder, tokens_bytes
+from memory_app.models import MemoryTokens, Tenant
+from memory_app.selectors.tokens import memory_tokens_missing
+
+# What an upsert of a memory's row replaces (the row of an older text of the same memory).
+TOKEN_FIELDS = ["text_digest", "words", "vectors"]
+
+
+def memory_tokens_rows(*, tenant_id: int, memories: Sequence[tuple[int, str]]) -> list[MemoryTokens]:
+    """Unsaved rows for the (id, text) pairs whose vectors the encoder holds (no model run)."""
+    known = token_encoder().known([text for _, text in memories])
+    return [
+        MemoryTokens(
+            memory_id=memory_id,
+            tenant_id=tenant_id,
+            text_digest=text_digest(text),
+            words=len(known[text].stems),
+            vectors=tokens_bytes(known[text]),
+        )
+        for memory_id, text in memories
+        if text in known
+    ]
+
+
+def memory_tokens_save(*, tenant: Tenant, memories: Sequence[tuple[int, str]]) -> int:
+    """Keep the vectors of these memories' texts that the encoder holds; one INSERT ... ON CONFLICT
+    (a row of an older text of the same memory is replaced), none when it holds nothing. Runs in
+    the caller's transaction: a single statement needs no savepoint of its own."""
+    rows = memory_tokens_rows(tenant_id=tenant.pk, memories=memories)
+    if rows:
+        MemoryTokens.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["memory"],
+            update_fields=TOKEN_FIELDS,
+        )
+    return len(rows)
+
+
+def memory_tokens_fill(*, tenant: Tenant | None, batch_size: int = 64) -> int:
+    """Compute and keep the vectors of every active memory that has no fitting row (the backfill:
+    memories stored by a remote provider and never judged, rows from before the table). Runs the
+    token model, batch by batch, each batch committed on its own, so it resumes where it stopped."""
+    done = 0
+    after = 0
+    encoder = token_encoder()
+    while True:
+        batch = memory_tokens_missing(tenant=tenant, after=after, limit=batch_size)
+        if not batch:
+            return done
+        encoder.tokens([text for _, _, text in batch])
+        by_tenant: dict[int, list[tuple[int, str]]] = {}
+        for memory_id, tenant_id, text in batch:
+            by_tenant.setdefault(tenant_id, []).append((memory_id, text))
+        with transaction.atomic():
+            for tenant_id, memories in by_tenant.items():
+                rows = memory_tokens_rows(tenant_id=tenant_id, memories=memories)
+                MemoryTokens.objects.bulk_create(
+                    rows,
+                    update_conflicts=True,
+                    unique_fields=["memory"],
+                    update_fields=TOKEN_FIELDS,
+                )
+                done += len(rows)
+        after = batch[-1][0]
