@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_app.db import fetch_all
+from memory_app.db import ElementFrequencies, element_frequencies, execute, fetch_all
 from memory_app.retrieval.bm25 import common_only_bound, common_words, idf, top_is_exact
 from memory_app.selectors import lexical
 from memory_app.selectors.lexical import bm25_candidates
@@ -208,3 +208,29 @@ def test_words_counted_past_the_cap_are_common():
 def test_idf_is_near_zero_for_a_word_in_every_row_and_large_for_a_rare_one():
     assert idf(n=100_000, df=100_000) == pytest.approx(math.log(1 + 0.5 / 100_000.5))
     assert idf(n=100_000, df=100) > 6.5
+
+
+@pytest.mark.django_db
+def test_a_word_the_table_statistics_put_in_few_rows_is_not_counted_in_the_scope(capped, monkeypatch):
+    # The whole table (as ANALYZE saw it): "user" and "like" in every row, any other word in 1 %.
+    table = ElementFrequencies(rows=41.0, frequencies={"user": 1.0, "like": 1.0}, least=0.01)
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: table)
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 40)
+    with CaptureQueriesContext(connection) as queries:
+        found, _ = _search(tenant, "what does the user like about the zeppelin?", k=1)
+    probe = "(SELECT count(*) FROM (SELECT 1 FROM"  # one per word counted in the scope
+    counts = [q["sql"].count(probe) for q in queries.captured_queries if probe in q["sql"]]
+    assert counts == [2]  # "user" and "like" were counted in the scope, "zeppelin" was not
+    assert [c.memory_id for c in found] == [zeppelin]
+
+
+@pytest.mark.django_db
+def test_the_planner_statistics_give_each_frequent_words_share_of_the_table():
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    execute("ANALYZE memory_app_memory")
+    frequencies = element_frequencies(table="memory_app_memory", column="search_vector")
+    assert frequencies is not None
+    assert frequencies.rows_at_most("user") >= 41
+    assert frequencies.rows_at_most("zeppelin") < frequencies.rows_at_most("user")

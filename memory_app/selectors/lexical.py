@@ -39,7 +39,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory_app.db import fetch_all, fetch_one
+from memory_app.db import ElementFrequencies, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
 from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
 from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql, scope_rows
@@ -176,7 +176,7 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
 
 def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | None) -> list[Row]:
     """BM25 where the words held by more than `cap` rows select no rows (the large-scope plan)."""
-    quoted = dict(
+    quoted: dict[str, str] = dict(
         fetch_all(
             "SELECT l, array_to_tsvector(ARRAY[l])::text "
             "FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l",
@@ -217,45 +217,18 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
     )
 
 
-@dataclass(frozen=True)
-class TableFrequencies:
-    """PostgreSQL's statistics of the tsvector column over the whole table (pg_stats), as read."""
-
-    read_at: float
-    rows: float
-    frequencies: dict[str, float]
-    below: float  # a lexeme not listed is in at most this share of the rows (the least listed)
-
-    def rows_at_most(self, lexeme: str) -> float:
-        return self.rows * self.frequencies.get(lexeme, self.below)
+_TABLE: list[tuple[float, ElementFrequencies | None]] = []  # (read at, what ANALYZE saw)
 
 
-_TABLE: list[TableFrequencies] = []
-
-
-def _table_frequencies() -> TableFrequencies | None:
-    """The table-wide share of rows holding each frequent lexeme, from the last ANALYZE.
+def _table_frequencies() -> ElementFrequencies | None:
+    """The share of the whole table's rows holding each frequent lexeme, read now and then.
 
     A scope is part of the table, so a lexeme the statistics put in at most `cap` rows of the whole
     table is rare in every scope and needs no count; only the others are counted in the scope.
-    None when the table was never analysed (every lexeme is then counted)."""
-    if _TABLE and time.monotonic() - _TABLE[0].read_at <= STATS_TTL:
-        return _TABLE[0]
-    row = fetch_one(
-        "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples::float8 "
-        "FROM pg_stats s JOIN pg_class c ON c.oid = (quote_ident(s.schemaname) || '.' || "
-        "quote_ident(s.tablename))::regclass "
-        "WHERE s.tablename = %s AND s.attname = 'search_vector' AND s.schemaname = current_schema()",
-        [MEMORY_TABLE],
-    )
-    _TABLE.clear()
-    if row is None or row[0] is None or row[1] is None or row[2] <= 0:
-        return None
-    elements, freqs = list(row[0]), [float(f) for f in row[1][: len(row[0])]]
-    _TABLE.append(
-        TableFrequencies(time.monotonic(), float(row[2]), dict(zip(elements, freqs, strict=True)), min(freqs))
-    )
-    return _TABLE[0]
+    None when the table was never analysed: every lexeme is then counted."""
+    if not _TABLE or time.monotonic() - _TABLE[0][0] > STATS_TTL:
+        _TABLE[:] = [(time.monotonic(), element_frequencies(table=MEMORY_TABLE, column="search_vector"))]
+    return _TABLE[0][1]
 
 
 def forget_table_frequencies() -> None:
@@ -281,7 +254,7 @@ def _capped_dfs(q: _Bm25, *, quoted: dict[str, str], cap: int) -> dict[str, int]
     return {str(row[0]): int(row[1]) for row in fetch_all(" UNION ALL ".join(parts), args)}
 
 
-def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: tuple[str, ...]) -> ScopeStats:
+def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str]) -> ScopeStats:
     """Row count, average length and the common lexemes' exact dfs: remembered, or one pass."""
     cached = _remembered(key)
     missing = [t for t in common if cached is None or t not in cached.dfs]
