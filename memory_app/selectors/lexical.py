@@ -13,22 +13,26 @@ Two plans, by the size of the scope:
   holding any query word. Document frequencies come from those rows (a row without any query word
   adds to no df), so no second pass over the scope is needed.
 - Larger scopes: scoring every row that holds a word costs in proportion to how common the word is
-  (a word in every row of a 100 k scope took 2.7 s). So each word's df is first counted up to
-  cap + 1, one small statement per word so the planner sees the word (a common one is found in the
-  first rows of a scan, a rare one through the GIN index). Words held by at most `cap` rows select
-  the rows to score; common ones only add to the score of those rows, with their exact df from
-  the scope statistics below. retrieval/bm25.py bounds what a row holding only common words could
-  score: when the k-th scored row reaches that bound, the result is exactly the one-statement
-  result. When it does not, a scope of up to SEARCH_EXACT_MAX_ROWS rows (the size up to which
-  vector search is exact too) runs the one statement; a larger one also scores at most `cap` rows
-  holding the rarest common word (whichever the scan meets first), and the vector half of a hybrid
-  search ranks the rest.
+  (a word in every row of a 100 k scope took 2.7 s). A word PostgreSQL's statistics put in at most
+  `cap` rows of the whole table is rare in every scope; each other word's df is counted in the
+  scope up to cap + 1, one small statement per word so the planner sees the word (a common one is
+  found in the first rows of a scan, a rare one through the GIN index). Words held by at most `cap`
+  rows select the rows to score, and their df comes from those rows as above; common words only
+  add to the score of those rows, with their exact df from the scope statistics below.
+  retrieval/bm25.py bounds what a row holding only common words could score: when the k-th scored
+  row reaches that bound, the result is exactly the one statement's. When it does not, a scope of
+  up to SEARCH_EXACT_MAX_ROWS rows (the size up to which vector search is exact too) runs the one
+  statement; a larger one also scores at most `cap` rows holding the rarest common word and no
+  rarer one (whichever the scan meets first), and the vector half of a hybrid search ranks the rest.
+  So the rows scored number at most (rare words x cap) + cap, however common the words are.
 
 The scope statistics (row count, average length and the df of common words) read every row of the
 scope: negligible for a user's few hundred memories, the largest part of the query for a scope of
 100 k. They move slowly (a few new rows change neither the count nor the average length visibly),
 so for a scope of at least STATS_CACHE_MIN_ROWS rows they are remembered per process for STATS_TTL
-seconds; smaller scopes are counted at every query.
+seconds, with the words found rare or common there; smaller scopes are counted at every query. A
+common word new to a remembered scope costs one more pass over it (about 0.25 s at 100 k rows under
+load), once per STATS_TTL.
 """
 
 from __future__ import annotations
