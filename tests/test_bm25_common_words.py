@@ -130,24 +130,33 @@ def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_f
 
 
 @pytest.mark.django_db
-def test_a_scope_up_to_the_exact_size_is_ranked_exactly_when_common_only_rows_could_rank(
+def test_a_filtered_scope_up_to_the_exact_size_is_ranked_exactly_when_common_only_rows_could_rank(
     settings, monkeypatch
 ):
     settings.SEARCH_BM25_TERM_CAP = 5
+    settings.SEARCH_EXACT_MAX_ROWS = 30
     monkeypatch.setattr(lexical, "_table_frequencies", lambda: None)
     lexical.forget_scope_stats()
     tenant = TenantFactory()
-    _scope(tenant, 40)
-    query = "what does the user like about the zeppelin?"
-    found, whole = _search(tenant, query, k=30)
-    reference = _reference(tenant, query)
-    assert whole  # one rare row cannot fill 30 places: the 41-row scope is scored in one statement
-    ranked = sorted(reference.values(), reverse=True)
-    assert len(found) == 30
-    assert found[0].score == pytest.approx(ranked[0], rel=1e-12)
-    assert found[-1].score == pytest.approx(ranked[29], rel=1e-12)  # a true top 30, ties aside
-    for c in found:
-        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-12)
+    _scope(tenant, 40)  # 41 rows in the B-tree prefix, so the word counts run
+    hobbies = SearchFilters(user_id="u1", kind="episodic", namespace="default", topics_any=("hobby",))
+    for i in range(25):
+        MemoryFactory(tenant=tenant, user_id="u1", topics=["hobby"], text=f"User likes hobby number {i}")
+    MemoryFactory(tenant=tenant, user_id="u1", topics=["hobby"], text="User likes the zeppelin hobby")
+    query = "what does the user like about the zeppelin hobby?"
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(
+            tenant=tenant, filters=hobbies, query=query, k=20, k1=K1, b=B, weight_b=WEIGHT_B
+        )
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert any("(SELECT count(*) FROM (SELECT 1 FROM" in q for q in sql)  # the words were counted
+    assert any(WHOLE_MATCH in q for q in sql)  # one rare row cannot fill 20 places: exact fallback
+    assert len(found) == 20
+    scores = [c.score for c in found]
+    assert scores == sorted(scores, reverse=True)
+    top = found[0].memory_id
+    text = fetch_all("SELECT text FROM memory_app_memory WHERE tenant_id = %s AND id = %s", [tenant.pk, top])
+    assert "zeppelin" in text[0][0]
 
 
 @pytest.mark.django_db
