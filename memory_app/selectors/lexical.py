@@ -24,10 +24,10 @@ Two plans, by the size of the scope:
   retrieval/bm25.py bounds what a row holding only common words could score: when the k-th scored
   row reaches that bound, the result is exactly the one statement's. When it does not, a filtered
   scope of up to SEARCH_EXACT_MAX_ROWS rows (the B-tree count is an upper bound: filters such as
-  topics narrow it further) runs the one statement; a larger one also scores at most `cap` rows
-  holding the rarest common word and no rarer one (whichever the scan meets first), and the vector
-  half of a hybrid search ranks the rest.
-  So the rows scored number at most (rare words x cap) + cap, however common the words are.
+  topics narrow it further) runs the one statement; a larger one also scores k more rows holding
+  the rarest common word and no rarer one (whichever the scan meets first: among rows that hold
+  only common words BM25 has little to say, and the vector half of a hybrid search ranks them).
+  So the rows scored number at most (rare words x cap) + k, however common the words are.
 
 The scope statistics (row count, average length and the df of common words) read every row of the
 scope: negligible for a user's few hundred memories, the largest part of the query for a scope of
@@ -221,7 +221,7 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
         common_dfs=common_dfs,
         select=selecting,
         quoted=quoted,
-        extra=(next(iter(common_dfs)), cap),
+        extra=(next(iter(common_dfs)), q.k),
     )
 
 
