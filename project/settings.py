@@ -399,6 +399,10 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100, minimum=10, maximum=10_000
 SEARCH_LEXICAL = env_choice("SEARCH_LEXICAL", "bm25", ("bm25", "ts_rank"))
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0, maximum=10.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0, maximum=1.0)
+# In a scope over SEARCH_EXACT_MAX_ROWS rows (or this, if larger), a query word held by more than this
+# many rows only adds to the scores of rows a rarer word selects (selectors/lexical.py,
+# retrieval/bm25.py); smaller scopes are scored in one statement as they always were.
+SEARCH_BM25_TERM_CAP = env_int("SEARCH_BM25_TERM_CAP", 1000, minimum=10, maximum=100_000_000)
 # How much a word of a memory's `context` counts against a word of its text.
 SEARCH_CONTEXT_WEIGHT = env_float("SEARCH_CONTEXT_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
 # Temporal decay on the age of a memory (created_at): 0 disables it; never below the floor.

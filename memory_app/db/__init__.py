@@ -2,7 +2,8 @@
 
 Services and selectors write their own SQL (it is their query); every building block underneath
 comes from here: how a vector becomes a literal, how HNSW settings are scoped, how an advisory lock
-is taken, how a capped count and an index's validity are read, and how statements reach the server.
+is taken, how a capped count, an index's validity and the planner's element statistics are read,
+and how statements reach the server.
 """
 
 from memory_app.db.counts import count_up_to
@@ -17,15 +18,18 @@ from memory_app.db.statements import (
     mark_saved,
     models_from_rows,
 )
+from memory_app.db.statistics import ElementFrequencies, element_frequencies
 from memory_app.db.vectors import vector_literal, vector_sql
 
 __all__ = [
+    "ElementFrequencies",
     "IndexInfo",
     "advisory_lock_key",
     "advisory_xact_lock",
     "assert_client_side_binding",
     "copy_out",
     "count_up_to",
+    "element_frequencies",
     "execute",
     "execute_all",
     "fetch_all",

@@ -5,34 +5,69 @@ name that appears in half the scope) outweigh the rare word that identifies the 
 BM25 beats ts_rank_cd by a wide margin (docs/EVALUATION.md). The tsvector holds the memory text
 with weight A and its `context` with weight B; a B occurrence counts `weight_b` of an A one
 (BM25F-style field weighting), so a neighbouring turn can lend its words without outranking the
-turn itself.
+turn itself. Document length is the number of distinct lexemes (`length(tsvector)`), which
+measured as good as counting positions and needs no unnest of non-matching rows.
 
-Document frequencies come from the rows that match the OR-query: a row without any query lexeme
-contributes nothing to any term's df, so no second pass over the scope is needed; only the scope
-size and average length (one aggregate over the B-tree-selected scope) are read besides.
-Document length is the number of distinct lexemes (`length(tsvector)`), which measured as good as
-counting positions and needs no unnest of non-matching rows.
+Two plans, by the size of the scope:
+- Up to SEARCH_EXACT_MAX_ROWS rows (the size up to which vector search is exact too) or
+  SEARCH_BM25_TERM_CAP if larger (a B-tree count that stops there): one statement scores every row
+  holding any query word. Document frequencies come from those rows (a row without any query word
+  adds to no df), so no second pass over the scope is needed. Its cost grows with the scope (about
+  40 ms for a word in all of 3,000 rows under load) but stays bounded, and the result is exact.
+- Larger scopes: scoring every row that holds a word costs in proportion to how common the word is
+  (a word in every row of a 100 k scope took 2.7 s). A word PostgreSQL's statistics put in at most
+  `cap` rows of the whole table is rare in every scope; each other word's df is counted in the
+  scope up to cap + 1, one small statement per word so the planner sees the word (a common one is
+  found in the first rows of a scan, a rare one through the GIN index). Words held by at most `cap`
+  rows select the rows to score, and their df comes from those rows as above; common words only
+  add to the score of those rows, with their exact df from the scope statistics below.
+  retrieval/bm25.py bounds what a row holding only common words could score: when the k-th scored
+  row reaches that bound, the result is exactly the one statement's. When it does not, a filtered
+  scope of up to SEARCH_EXACT_MAX_ROWS rows (the B-tree count is an upper bound: filters such as
+  topics narrow it further) runs the one statement; a larger one also scores k more rows holding
+  the rarest common word and no rarer one (whichever the scan meets first: among rows that hold
+  only common words BM25 has little to say, and the vector half of a hybrid search ranks them).
+  So the rows scored number at most (rare words x cap) + k, however common the words are.
 
-The scope statistics read every row of the scope (each tsvector's length): negligible for a user's
-few hundred memories, the largest part of the query for a scope of 100 k. They move slowly (a few
-new rows change neither the count nor the average length visibly), so for a scope of at least
-STATS_CACHE_MIN_ROWS rows they are remembered per process for STATS_TTL seconds and passed in;
-smaller scopes are counted at every query, exactly as before.
+The scope statistics (row count, average length and the df of common words) read every row of the
+scope: negligible for a user's few hundred memories, the largest part of the query for a scope of
+100 k. They move slowly (a few new rows change neither the count nor the average length visibly),
+so for a scope of at least STATS_CACHE_MIN_ROWS rows they are remembered per process for STATS_TTL
+seconds, with the words found rare or common there; smaller scopes are counted at every query. A
+common word new to a remembered scope costs one more pass over it (about 0.25 s at 100 k rows under
+load), once per STATS_TTL.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
-from memory_app.db import fetch_all
+from django.conf import settings
+
+from memory_app.db import ElementFrequencies, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
-from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
+from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
+from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql, scope_rows
 from memory_app.selectors.search_types import Candidate, SearchFilters
 
 STATS_CACHE_MIN_ROWS = 10_000
 STATS_TTL = 300.0
-_STATS: dict[str, tuple[float, float, float]] = {}  # scope key -> (read at, n, avgdl)
 _STATS_MAX = 4096
+
+
+@dataclass
+class ScopeStats:
+    read_at: float
+    n: float
+    avgdl: float
+    dfs: dict[str, float] = field(default_factory=dict)  # common lexemes' document frequencies
+    rare: set[str] = field(default_factory=set)  # lexemes counted in at most the cap's rows
+
+
+_STATS: dict[str, ScopeStats] = {}  # scope key -> statistics
+Row = tuple[Any, ...]
 
 _COMPUTED_STATS = """
         stats AS MATERIALIZED (
@@ -43,8 +78,35 @@ _GIVEN_STATS = """
         stats AS (SELECT %s::float8 AS n, %s::float8 AS avgdl),"""
 
 
+@dataclass(frozen=True)
+class _Bm25:
+    """One query's constants: the scope's WHERE clause and BM25's parameters."""
+
+    where: str
+    params: list[Any]
+    k: int
+    k1: float
+    b: float
+    weight_b: float
+
+
 def forget_scope_stats() -> None:
     _STATS.clear()
+
+
+def _remembered(key: str) -> ScopeStats | None:
+    cached = _STATS.get(key)
+    if cached is not None and time.monotonic() - cached.read_at > STATS_TTL:
+        return None
+    return cached
+
+
+def _remember(key: str, stats: ScopeStats) -> None:
+    if stats.n < STATS_CACHE_MIN_ROWS:
+        return
+    if len(_STATS) >= _STATS_MAX and key not in _STATS:
+        _STATS.clear()
+    _STATS[key] = stats
 
 
 def bm25_candidates(
@@ -61,14 +123,25 @@ def bm25_candidates(
     if k <= 0 or not query.strip():
         return []
     where, params = filter_sql(tenant=tenant, filters=filters)
+    q = _Bm25(where=where, params=params, k=k, k1=k1, b=b, weight_b=weight_b)
     key = repr((where, params))
-    cached = _STATS.get(key)
-    if cached is not None and time.monotonic() - cached[0] > STATS_TTL:
-        cached = None
-    if cached is None:
-        stats_sql, stats_params = _COMPUTED_STATS.format(table=MEMORY_TABLE, where=where), list(params)
+    cap = settings.SEARCH_BM25_TERM_CAP
+    cached = _remembered(key)
+    small = max(cap, settings.SEARCH_EXACT_MAX_ROWS)
+    if cached is None and scope_rows(tenant=tenant, filters=filters, cap=small) <= small:
+        rows = _whole_match(q, query=query, key=key, cached=None)
     else:
-        stats_sql, stats_params = _GIVEN_STATS, [cached[1], cached[2]]
+        rows = _capped(q, query=query, key=key, cap=cap, cached=cached)
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]
+
+
+def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -> list[Row]:
+    """BM25 over every row holding any query word, in one statement (the small-scope plan)."""
+    if cached is None:
+        stats_sql = _COMPUTED_STATS.format(table=MEMORY_TABLE, where=q.where)
+        stats_params: list[Any] = list(q.params)
+    else:
+        stats_sql, stats_params = _GIVEN_STATS, [cached.n, cached.avgdl]
     sql = f"""
         WITH terms AS MATERIALIZED (
             SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
@@ -78,7 +151,7 @@ def bm25_candidates(
         ),
         matched AS MATERIALIZED (
             SELECT m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl FROM {MEMORY_TABLE} m, q
-            WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where}
+            WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {q.where}
         ),
         {stats_sql}
         tf AS (
@@ -102,10 +175,189 @@ def bm25_candidates(
         ORDER BY score DESC, tf.id
         LIMIT %s
     """
-    args = [query, query, *params, *stats_params, weight_b, k1, k1, b, b, k]
+    args = [query, query, *q.params, *stats_params, q.weight_b, q.k1, q.k1, q.b, q.b, q.k]
     rows = fetch_all(sql, args)
-    if cached is None and rows and rows[0][2] >= STATS_CACHE_MIN_ROWS:
-        if len(_STATS) >= _STATS_MAX:
-            _STATS.clear()
-        _STATS[key] = (time.monotonic(), float(rows[0][2]), float(rows[0][3]))
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]
+    if cached is None and rows:
+        _remember(key, ScopeStats(time.monotonic(), float(rows[0][2]), float(rows[0][3])))
+    return rows
+
+
+def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | None) -> list[Row]:
+    """BM25 where the words held by more than `cap` rows select no rows (the large-scope plan)."""
+    quoted: dict[str, str] = dict(
+        fetch_all(
+            "SELECT l, array_to_tsvector(ARRAY[l])::text "
+            "FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l",
+            [query],
+        )
+    )
+    table = _table_frequencies()
+    maybe_common = [t for t in quoted if table is None or table.rows_at_most(t) > cap]
+    # A large scope remembers which words it found common (with their df) and which rare.
+    known = set() if cached is None else cached.dfs.keys() | cached.rare
+    counts = _capped_dfs(q, quoted={t: quoted[t] for t in maybe_common if t not in known}, cap=cap)
+    if cached is not None:
+        cached.rare.update(t for t, c in counts.items() if c <= cap)
+    found = common_words(counts, cap=cap)
+    common = [t for t in maybe_common if t in found or (cached is not None and t in cached.dfs)]
+    if not common:
+        return _whole_match(q, query=query, key=key, cached=cached)
+    stats = _scope_stats(q, key=key, quoted=quoted, common=common)
+    stats.rare.update(t for t, c in counts.items() if c <= cap)
+    # rarest first: the word whose rows a bounded share is taken from below
+    common_dfs = {t: stats.dfs[t] for t in sorted(common, key=lambda t: (stats.dfs[t], t))}
+    selecting = [t for t in quoted if t not in common_dfs]
+    rows = _score(q, query=query, stats=stats, common_dfs=common_dfs, select=selecting, quoted=quoted)
+    bound = common_only_bound(n=stats.n, common_dfs=list(common_dfs.values()), k1=q.k1)
+    if top_is_exact([float(r[1]) for r in rows], k=q.k, bound=bound):
+        return rows
+    if stats.n <= settings.SEARCH_EXACT_MAX_ROWS:
+        return _whole_match(q, query=query, key=key, cached=None)
+    # Rows holding only common words could still rank: score a bounded share of them too.
+    return _score(
+        q,
+        query=query,
+        stats=stats,
+        common_dfs=common_dfs,
+        select=selecting,
+        quoted=quoted,
+        extra=(next(iter(common_dfs)), q.k),
+    )
+
+
+_TABLE: list[tuple[float, ElementFrequencies | None]] = []  # (read at, what ANALYZE saw)
+
+
+def _table_frequencies() -> ElementFrequencies | None:
+    """The share of the whole table's rows holding each frequent lexeme, read now and then.
+
+    A scope is part of the table, so a lexeme the statistics put in at most `cap` rows of the whole
+    table is rare in every scope and needs no count; only the others are counted in the scope.
+    None when the table was never analysed: every lexeme is then counted."""
+    if not _TABLE or time.monotonic() - _TABLE[0][0] > STATS_TTL:
+        _TABLE[:] = [(time.monotonic(), element_frequencies(table=MEMORY_TABLE, column="search_vector"))]
+    return _TABLE[0][1]
+
+
+def forget_table_frequencies() -> None:
+    _TABLE.clear()
+
+
+def _capped_dfs(q: _Bm25, *, quoted: dict[str, str], cap: int) -> dict[str, int]:
+    """Each lexeme's document frequency in the scope, counted up to cap + 1.
+
+    One sub-select per lexeme with the lexeme as a constant: the planner then reads a common word
+    from the first rows of a scan and a rare one through the GIN index. With the lexeme as a
+    run-time value it takes the GIN index for both, and reading a posting list of 100 k rows into a
+    bitmap costs tens of milliseconds however soon the LIMIT is reached."""
+    if not quoted:
+        return {}
+    parts, args = [], []
+    for lexeme, text in quoted.items():
+        parts.append(
+            f"SELECT %s, (SELECT count(*) FROM (SELECT 1 FROM {MEMORY_TABLE} m "
+            f"WHERE m.search_vector @@ %s::tsquery AND {q.where} LIMIT %s) s)"
+        )
+        args += [lexeme, text, *q.params, cap + 1]
+    return {str(row[0]): int(row[1]) for row in fetch_all(" UNION ALL ".join(parts), args)}
+
+
+def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str]) -> ScopeStats:
+    """Row count, average length and the common lexemes' exact dfs: remembered, or one pass."""
+    cached = _remembered(key)
+    missing = [t for t in common if cached is None or t not in cached.dfs]
+    if cached is not None and not missing:
+        return cached
+    counted = "".join(", count(*) FILTER (WHERE m.search_vector @@ %s::tsquery)::float8" for _ in missing)
+    row = fetch_one(
+        f"SELECT count(*)::float8, greatest(avg(length(m.search_vector)), 1)::float8{counted} "
+        f"FROM {MEMORY_TABLE} m WHERE {q.where}",
+        [*(quoted[t] for t in missing), *q.params],
+    )
+    assert row is not None  # an aggregate without GROUP BY always returns its row
+    known = dict(cached.dfs) if cached is not None else {}
+    known.update(zip(missing, (float(v) for v in row[2:]), strict=True))
+    rare = set(cached.rare) if cached is not None else set()
+    stats = ScopeStats(time.monotonic(), float(row[0]), float(row[1]), known, rare)
+    _remember(key, stats)
+    return stats
+
+
+def _score(
+    q: _Bm25,
+    *,
+    query: str,
+    stats: ScopeStats,
+    common_dfs: dict[str, float],
+    select: list[str],
+    quoted: dict[str, str],
+    extra: tuple[str, int] | None = None,
+) -> list[Row]:
+    """The k best rows holding a `select` word, scored on every query word: the select words' dfs
+    from those rows (every row holding one is there), the common words' from `common_dfs`.
+    `extra` = (common word, n): also score at most n rows holding it and no select word."""
+    parts, match_params = [], []
+    select_query = " | ".join(quoted[t] for t in select)
+    columns = "m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl"
+    if select:
+        parts.append(
+            f"SELECT {columns} FROM {MEMORY_TABLE} m WHERE m.search_vector @@ %s::tsquery AND {q.where}"
+        )
+        match_params += [select_query, *q.params]
+    if extra is not None:
+        word, limit = extra
+        without = "NOT (m.search_vector @@ %s::tsquery) AND " if select else ""
+        parts.append(
+            f"SELECT * FROM (SELECT {columns} FROM {MEMORY_TABLE} m "
+            f"WHERE {without}m.search_vector @@ %s::tsquery AND {q.where} LIMIT %s) e"
+        )
+        match_params += [*([select_query] if select else []), quoted[word], *q.params, limit]
+    if not parts:
+        return []
+    common = list(common_dfs)
+    sql = f"""
+        WITH terms AS MATERIALIZED (
+            SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
+        ),
+        matched AS MATERIALIZED ({" UNION ALL ".join(parts)}),
+        tf AS (
+            SELECT x.id, u.lexeme, x.dl,
+                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
+            FROM matched x
+            CROSS JOIN terms
+            CROSS JOIN LATERAL unnest(x.sv) u
+            CROSS JOIN LATERAL unnest(u.weights) w
+            WHERE u.lexeme = ANY(terms.lexemes)
+            GROUP BY x.id, u.lexeme, x.dl
+        ),
+        df AS (
+            SELECT lexeme, count(*)::float8 AS df FROM tf
+            WHERE tf > 0 AND lexeme <> ALL(%s::text[]) GROUP BY lexeme
+            UNION ALL
+            SELECT * FROM unnest(%s::text[], %s::float8[])
+        )
+        SELECT tf.id,
+               sum(ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
+                   * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score
+        FROM tf JOIN df USING (lexeme)
+        WHERE tf.tf > 0
+        GROUP BY tf.id
+        ORDER BY score DESC, tf.id
+        LIMIT %s
+    """
+    args = [
+        query,
+        *match_params,
+        q.weight_b,
+        common,
+        common,
+        [common_dfs[t] for t in common],
+        stats.n,
+        q.k1,
+        q.k1,
+        q.b,
+        q.b,
+        stats.avgdl,
+        q.k,
+    ]
+    return fetch_all(sql, args)

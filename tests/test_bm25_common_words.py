@@ -1,0 +1,245 @@
+"""BM25 when a query word is held by most of the scope: common words stop selecting rows to score.
+
+Scores are checked against BM25 computed here in Python from each row's stored tsvector, so "the
+same as before" means the formula itself, not the SQL that happens to compute it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_app.db import ElementFrequencies, element_frequencies, execute, fetch_all
+from memory_app.retrieval.bm25 import common_only_bound, common_words, idf, top_is_exact
+from memory_app.selectors import lexical
+from memory_app.selectors.lexical import bm25_candidates
+from memory_app.selectors.search_types import SearchFilters
+from tests.factories import MemoryFactory, TenantFactory
+
+FILTERS = SearchFilters(user_id="u1", kind="episodic", namespace="default")
+WHOLE_MATCH = "plainto_tsquery"  # only the one-statement plan matches on the parsed query
+K1, B, WEIGHT_B = 1.2, 0.75, 0.5
+
+
+def _scope(tenant, rows: int, seed: int = 5) -> int:  # type: ignore[no-untyped-def]
+    """`rows` memories that all say the user likes something, and one about a zeppelin; its id."""
+    rng = np.random.default_rng(seed)
+    words = ["garden", "tea", "bicycle", "piano", "river", "chess", "bread", "lamp", "kite", "snow"]
+    for i in range(rows):
+        picked = " and ".join(str(w) for w in rng.choice(words, 3, replace=False))
+        MemoryFactory(tenant=tenant, user_id="u1", text=f"User likes {picked} ({i})")
+    return MemoryFactory(tenant=tenant, user_id="u1", text="User likes the zeppelin museum").pk
+
+
+def _reference(tenant, query: str) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """BM25 of every row of the scope, in Python, from the lexemes PostgreSQL stored."""
+    terms = set(fetch_all("SELECT tsvector_to_array(to_tsvector('english', %s))", [query])[0][0])
+    rows = fetch_all(
+        "SELECT m.id, length(m.search_vector), u.lexeme, u.weights FROM memory_app_memory m "
+        "CROSS JOIN LATERAL unnest(m.search_vector) u "
+        "WHERE m.tenant_id = %s AND m.user_id = 'u1' AND m.status = 'active'",
+        [tenant.pk],
+    )
+    lengths = {r[0]: r[1] for r in rows}
+    tf: dict[tuple[int, str], float] = {}
+    for memory_id, _, lexeme, weights in rows:
+        if lexeme in terms:
+            tf[(memory_id, lexeme)] = sum(1.0 if w == "A" else WEIGHT_B for w in weights)
+    n, avgdl = len(lengths), max(sum(lengths.values()) / len(lengths), 1.0)
+    df = {t: sum(1 for (_, lexeme) in tf if lexeme == t) for t in terms}
+    scores: dict[int, float] = {}
+    for (memory_id, lexeme), f in tf.items():
+        norm = f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[memory_id] / avgdl))
+        scores[memory_id] = scores.get(memory_id, 0.0) + idf(n=n, df=df[lexeme]) * norm
+    return scores
+
+
+def _search(tenant, query: str, k: int):  # type: ignore[no-untyped-def]
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(
+            tenant=tenant, filters=FILTERS, query=query, k=k, k1=K1, b=B, weight_b=WEIGHT_B
+        )
+    whole = any(WHOLE_MATCH in q["sql"] for q in queries.captured_queries)
+    return found, whole
+
+
+@pytest.fixture
+def capped(settings, monkeypatch):  # type: ignore[no-untyped-def]
+    """A cap of 5 rows, no exact fallback, and no table statistics (every word is counted)."""
+    settings.SEARCH_BM25_TERM_CAP = 5
+    settings.SEARCH_EXACT_MAX_ROWS = 0
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: None)
+    lexical.forget_scope_stats()
+
+
+@pytest.mark.django_db
+def test_a_common_word_query_over_a_scope_larger_than_the_cap_still_returns_the_rare_term_match_first(
+    capped,
+):
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 40)
+    found, whole = _search(tenant, "what does the user like about the zeppelin?", k=1)
+    assert not whole
+    assert [c.memory_id for c in found] == [zeppelin]
+    reference = _reference(tenant, "what does the user like about the zeppelin?")
+    assert found[0].score == pytest.approx(reference[zeppelin], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_when_every_word_is_common_a_bounded_share_of_the_rows_is_scored_exactly(capped):
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    found, whole = _search(tenant, "what does the user like", k=10)
+    reference = _reference(tenant, "what does the user like")
+    assert not whole
+    # k of the 41 rows holding the words are scored, each with its exact BM25 score
+    assert len(found) == 10
+    for c in found:
+        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_fill_the_rest(
+    capped, settings
+):
+    settings.SEARCH_BM25_TERM_CAP = 20  # "piano" (about 12 of 41 rows) stays rare, "user" does not
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    query = "does the user like the piano or the zeppelin"
+    found, whole = _search(tenant, query, k=20)
+    reference = _reference(tenant, query)
+    assert not whole
+    piano_or_zeppelin = {
+        r[0]
+        for r in fetch_all(
+            "SELECT id FROM memory_app_memory WHERE tenant_id = %s AND (text LIKE %s OR text LIKE %s)",
+            [tenant.pk, "%piano%", "%zeppelin%"],
+        )
+    }
+    ids = [c.memory_id for c in found]
+    assert piano_or_zeppelin <= set(ids)
+    assert len(ids) == len(set(ids)) == 20  # the rare rows, then the best of k rows holding only common words
+    for c in found:
+        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
+    assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
+
+
+@pytest.mark.django_db
+def test_a_filtered_scope_up_to_the_exact_size_is_ranked_exactly_when_common_only_rows_could_rank(
+    settings, monkeypatch
+):
+    settings.SEARCH_BM25_TERM_CAP = 5
+    settings.SEARCH_EXACT_MAX_ROWS = 30
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: None)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant, 40)  # 41 rows in the B-tree prefix, so the word counts run
+    hobbies = SearchFilters(user_id="u1", kind="episodic", namespace="default", topics_any=("hobby",))
+    for i in range(25):
+        MemoryFactory(tenant=tenant, user_id="u1", topics=["hobby"], text=f"User likes hobby number {i}")
+    MemoryFactory(tenant=tenant, user_id="u1", topics=["hobby"], text="User likes the zeppelin hobby")
+    query = "what does the user like about the zeppelin hobby?"
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(
+            tenant=tenant, filters=hobbies, query=query, k=20, k1=K1, b=B, weight_b=WEIGHT_B
+        )
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert any("(SELECT count(*) FROM (SELECT 1 FROM" in q for q in sql)  # the words were counted
+    assert any(WHOLE_MATCH in q for q in sql)  # one rare row cannot fill 20 places: exact fallback
+    assert len(found) == 20
+    scores = [c.score for c in found]
+    assert scores == sorted(scores, reverse=True)
+    top = found[0].memory_id
+    text = fetch_all("SELECT text FROM memory_app_memory WHERE tenant_id = %s AND id = %s", [tenant.pk, top])
+    assert "zeppelin" in text[0][0]
+
+
+@pytest.mark.django_db
+def test_small_scopes_give_exactly_todays_scores():
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant, 60)
+    query = "what does the user like about the zeppelin and the garden?"
+    found, whole = _search(tenant, query, k=100)
+    reference = _reference(tenant, query)
+    assert whole  # a scope under the cap never counts words: the one statement scores every row
+    assert {c.memory_id for c in found} == set(reference)
+    for c in found:
+        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-12)
+
+
+@pytest.mark.django_db
+def test_a_large_scope_remembers_which_words_are_common(capped, monkeypatch):
+    monkeypatch.setattr(lexical, "STATS_CACHE_MIN_ROWS", 1)
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 20)
+    query = "what does the user like about the zeppelin?"
+    first, _ = _search(tenant, query, k=1)
+    with CaptureQueriesContext(connection) as queries:
+        second, _ = _search(tenant, query, k=1)
+    counted = [
+        q["sql"] for q in queries.captured_queries if "SELECT 1 FROM" in q["sql"] or "avg(length" in q["sql"]
+    ]
+    assert counted == []  # neither a word count nor the scope statistics ran again
+    assert [c.memory_id for c in second] == [c.memory_id for c in first] == [zeppelin]
+    assert second[0].score == pytest.approx(first[0].score, rel=1e-12)
+
+
+def test_a_row_holding_only_common_words_never_reaches_their_bound():
+    n, dfs = 1000.0, [900.0, 600.0]
+    bound = common_only_bound(n=n, common_dfs=dfs, k1=K1)
+    for tf in (0.5, 1.0, 3.0, 50.0, 1e6):
+        for dl_ratio in (0.01, 1.0, 20.0):
+            norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl_ratio))
+            assert sum(idf(n=n, df=df) * norm for df in dfs) < bound
+
+
+@given(
+    st.lists(st.floats(min_value=0, max_value=100, allow_nan=False), max_size=8),
+    st.integers(min_value=1, max_value=8),
+    st.floats(min_value=0, max_value=100, allow_nan=False),
+)
+def test_the_top_is_exact_only_with_k_rows_the_last_at_or_above_the_bound(scores, k, bound):
+    ranked = sorted(scores, reverse=True)
+    expected = len(ranked) >= k and ranked[k - 1] >= bound
+    assert top_is_exact(ranked, k=k, bound=bound) is expected
+
+
+def test_words_counted_past_the_cap_are_common():
+    assert common_words({"user": 1001, "zeppelin": 3, "like": 1000, "none": 0}, cap=1000) == {"user"}
+
+
+def test_idf_is_near_zero_for_a_word_in_every_row_and_large_for_a_rare_one():
+    assert idf(n=100_000, df=100_000) == pytest.approx(math.log(1 + 0.5 / 100_000.5))
+    assert idf(n=100_000, df=100) > 6.5
+
+
+@pytest.mark.django_db
+def test_a_word_the_table_statistics_put_in_few_rows_is_not_counted_in_the_scope(capped, monkeypatch):
+    # The whole table (as ANALYZE saw it): "user" and "like" in every row, any other word in 1 %.
+    table = ElementFrequencies(rows=41.0, frequencies={"user": 1.0, "like": 1.0}, least=0.01)
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: table)
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 40)
+    with CaptureQueriesContext(connection) as queries:
+        found, _ = _search(tenant, "what does the user like about the zeppelin?", k=1)
+    probe = "(SELECT count(*) FROM (SELECT 1 FROM"  # one per word counted in the scope
+    counts = [q["sql"].count(probe) for q in queries.captured_queries if probe in q["sql"]]
+    assert counts == [2]  # "user" and "like" were counted in the scope, "zeppelin" was not
+    assert [c.memory_id for c in found] == [zeppelin]
+
+
+@pytest.mark.django_db
+def test_the_planner_statistics_give_each_frequent_words_share_of_the_table():
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    execute("ANALYZE memory_app_memory")
+    frequencies = element_frequencies(table="memory_app_memory", column="search_vector")
+    assert frequencies is not None
+    assert frequencies.rows_at_most("user") >= 41
+    assert frequencies.rows_at_most("zeppelin") < frequencies.rows_at_most("user")
