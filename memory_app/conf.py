@@ -160,6 +160,8 @@ class SearchConfig:
     lexical: str
     bm25_k1: float
     bm25_b: float
+    # Above this many rows of a scope, a query word held by more rows selects none (selectors/lexical.py).
+    bm25_term_cap: int
     context_weight: float
     decay_half_life_days: float
     decay_floor: float
@@ -194,6 +196,7 @@ def search_config() -> SearchConfig:
         lexical=settings.SEARCH_LEXICAL,
         bm25_k1=settings.SEARCH_BM25_K1,
         bm25_b=settings.SEARCH_BM25_B,
+        bm25_term_cap=settings.SEARCH_BM25_TERM_CAP,
         context_weight=settings.SEARCH_CONTEXT_WEIGHT,
         decay_half_life_days=settings.SEARCH_DECAY_HALF_LIFE_DAYS,
         decay_floor=settings.SEARCH_DECAY_FLOOR,

@@ -44,8 +44,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
-
+from memory_app.conf import search_config
 from memory_app.db import ElementFrequencies, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
 from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
@@ -125,9 +124,9 @@ def bm25_candidates(
     where, params = filter_sql(tenant=tenant, filters=filters)
     q = _Bm25(where=where, params=params, k=k, k1=k1, b=b, weight_b=weight_b)
     key = repr((where, params))
-    cap = settings.SEARCH_BM25_TERM_CAP
+    cap = search_config().bm25_term_cap
     cached = _remembered(key)
-    small = max(cap, settings.SEARCH_EXACT_MAX_ROWS)
+    small = max(cap, search_config().exact_max_rows)
     if cached is None and scope_rows(tenant=tenant, filters=filters, cap=small) <= small:
         rows = _whole_match(q, query=query, key=key, cached=None)
     else:
@@ -211,7 +210,7 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
     bound = common_only_bound(n=stats.n, common_dfs=list(common_dfs.values()), k1=q.k1)
     if top_is_exact([float(r[1]) for r in rows], k=q.k, bound=bound):
         return rows
-    if stats.n <= settings.SEARCH_EXACT_MAX_ROWS:
+    if stats.n <= search_config().exact_max_rows:
         return _whole_match(q, query=query, key=key, cached=None)
     # Rows holding only common words could still rank: score a bounded share of them too.
     return _score(
