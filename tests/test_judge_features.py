@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memory_app.judge import features as judge_features
 from memory_app.judge import merge_text
 from memory_app.judge import text_norm as tn
 from memory_app.judge.features import (
@@ -234,3 +237,42 @@ def test_nearly_the_same_words_in_another_order_are_read_as_exchanged_roles():
         "User adopted a rescue greyhound in 2022", "In 2022 they took in a greyhound from a rescue", 0.19
     )
     assert not rewritten.order_changed  # too few shared words for their order to be the roles
+
+
+RESTATED_WORDS = [
+    "alergic",
+    "allergic",
+    "shelfish",
+    "shellfish",
+    "feb",
+    "february",
+    "nvim",
+    "neovim",
+    "vit",
+    "vitamin",
+    "deps",
+    "dependencies",
+    "framwork",
+    "framework",
+    "lives",
+    "loves",
+    "art",
+    "artist",
+    "bottle",
+    "battle",
+    "user",
+    "users",
+    "x",
+    "ab",
+    "straße",
+    "strasse",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(RESTATED_WORDS), st.lists(st.sampled_from(RESTATED_WORDS), max_size=8))
+def test_the_words_asked_for_a_restatement_are_all_that_can_restate_a_word(word, others):
+    other = " ".join(["Then", *others])
+    written = judge_features._written_text(other)
+    every_word = any(judge_features._restates(word, w) for w in written.folded)
+    assert judge_features._restated_in(word, written) == every_word

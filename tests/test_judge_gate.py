@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_app.judge import alignment, gate
 from memory_app.judge import features as judge_features
-from memory_app.judge import gate
 from memory_app.judge.alignment import MATCHED, TextTokens, align, coverage, spelled
+from memory_app.judge.base import JudgeItem
 from memory_app.judge.calibration import Calibration, load_calibration
 from memory_app.judge.features import FEATURES, pair_facts
-from memory_app.judge.offline import judge_pair, needs_alignment
+from memory_app.judge.offline import OfflineJudge, judge_pair, needs_alignment
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -185,3 +186,37 @@ def test_a_text_longer_than_the_token_window_is_encoded_by_the_judge_itself(monk
     local_embed([long_text])
     encoder.tokens([long_text])
     assert encoder.encoded == 1
+
+
+def _fresh_pair_caches() -> None:
+    # A pair's facts (and the alignment they hold once read) are remembered per process, which
+    # would let the second path reuse what the first computed.
+    pair_facts.cache_clear()
+    judge_features._written_text.cache_clear()
+
+
+@pytest.mark.parametrize("cal_name", ["committed", "names"])
+def test_a_pair_judged_once_gets_the_judgement_of_one_first_run_to_find_its_alignment(cal_name):
+    cal = load_calibration("all-MiniLM-L6-v2") if cal_name == "committed" else NAMES_CAL
+    for (old, new), distance in itertools.product(PAIRS, (0.1, 0.3, None)):
+        _fresh_pair_caches()
+        once = judge_pair(old, new, distance, cal)
+        _fresh_pair_caches()
+        needs_alignment(old, new, distance, cal)
+        twice = judge_pair(old, new, distance, cal)
+        assert once == twice, (old, new, distance)
+
+
+def test_the_offline_judge_gives_each_candidate_its_own_judgement_whether_or_not_it_holds_the_texts(
+    monkeypatch,
+):
+    monkeypatch.setattr(alignment, "_encoder", alignment.TokenEncoder())
+    cal = load_calibration("all-MiniLM-L6-v2")
+    new = JudgeItem(text="Caroline is considering adopting a kid", embedding=None)
+    candidates = [JudgeItem(text=old, embedding=None, distance=0.25) for old, _ in PAIRS[:6]]
+    alone = [judge_pair(c.text, new.text, 0.25, cal) for c in candidates]
+    _fresh_pair_caches()
+    cold = OfflineJudge(cal).judge(new, candidates)  # the pairs go through the alignment pre-pass
+    _fresh_pair_caches()
+    warm = OfflineJudge(cal).judge(new, candidates)  # the encoder holds every text by now
+    assert cold == alone and warm == alone

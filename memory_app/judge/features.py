@@ -418,21 +418,73 @@ def _restates(word: str, other: str) -> bool:
     return spelling_variant(word, other) or short_form(word, other)
 
 
+@dataclass(frozen=True)
+class _WrittenText:
+    """What lexical_counterparts reads of one text, computed once per text: a search's rows meet
+    one another in many pairs, and spelling them out again for each pair was most of its cost."""
+
+    spans: tuple[tuple[str, int, int, bool], ...]
+    folded: tuple[str, ...]  # per span, the word as `_restates` compares it
+    written: tuple[tuple[str, int, int], ...]
+    initials: tuple[str, ...]
+    # The only words `_restates` can accept for a given word: a slip keeps the length within one
+    # (spelling_variant), a short form shares the first letter (short_form).
+    by_length: dict[int, tuple[str, ...]]
+    by_first: dict[str, tuple[str, ...]]
+
+
+@lru_cache(maxsize=8192)
+def _written_text(text: str) -> _WrittenText:
+    spans = tuple(content_spans(text))
+    folded = tuple(text[s:e].casefold().removesuffix("'s") for _, s, e, _ in spans)
+    written = tuple(_written_words(text))
+    by_length: dict[int, list[str]] = {}
+    by_first: dict[str, list[str]] = {}
+    for word in folded:
+        by_length.setdefault(len(word), []).append(word)
+        if word:
+            by_first.setdefault(word[0], []).append(word)
+    return _WrittenText(
+        spans=spans,
+        folded=folded,
+        written=written,
+        initials=tuple(w[0].casefold() for w, _, _ in written),
+        by_length={length: tuple(words) for length, words in by_length.items()},
+        by_first={first: tuple(words) for first, words in by_first.items()},
+    )
+
+
+def _restated_in(word: str, other: _WrittenText) -> bool:
+    """Whether `_restates(word, w)` holds for any content word w of `other`, asking only the words
+    it can hold for: spelling_variant needs both at least _TYPO_FROM long and lengths within one,
+    short_form a word two or more letters longer with the same first letter."""
+    size = len(word)
+    if size >= _TYPO_FROM:
+        for length in (size - 1, size, size + 1):
+            if any(_restates(word, w) for w in other.by_length.get(length, ())):
+                return True
+    if size >= _SHORT_FORM_FROM:
+        longer = (w for w in other.by_first.get(word[0], ()) if len(w) >= size + 2)
+        if any(_restates(word, w) for w in longer):
+            return True
+    return False
+
+
 def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
     """Which content words of `text` (indices into alignment.content_spans) have a written
     counterpart in `other` that the token vectors miss, and which of `other`'s content words an
     acronym in `text` spells out ("BMI" stands for "body mass index": all four are restated)."""
-    spans, other_spans = content_spans(text), content_spans(other)
-    other_words = [other[s:e].casefold().removesuffix("'s") for _, s, e, _ in other_spans]
+    mine, theirs = _written_text(text), _written_text(other)
+    other_spans = theirs.spans
     restated: set[int] = set(_amount_words(text, other))
     spelled: set[int] = set()
-    written = _written_words(other)
+    written = theirs.written
     # Written words are ASCII, so the initials of a run are the run of each word's initial.
-    initials = [w[0].casefold() for w, _, _ in written]
-    for index, (_, start, end, _) in enumerate(spans):
+    initials = theirs.initials
+    for index, (_, start, end, _) in enumerate(mine.spans):
         word = text[start:end]
-        folded = word.casefold().removesuffix("'s")
-        if any(_restates(folded, w) for w in other_words):
+        folded = mine.folded[index]
+        if _restated_in(folded, theirs):
             restated.add(index)
             continue
         if 2 <= len(word) <= 5 and word.isalpha() and (word.isupper() or len(word) >= 3):
