@@ -23,7 +23,7 @@ from benchdb import memory_indexes_dropped
 from store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
 from tokens_data import copy_tokens
 
-DATA_VERSION = 2  # 2: token rows (bench/tokens_data.py)
+DATA_VERSION = 3  # 2: token rows (bench/tokens_data.py); 3: fillfactor 70 (migration 0012)
 TENANT_SLUG = "bench-load"
 STSB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "stsbenchmark_test.tsv"
 

@@ -34,3 +34,26 @@ def test_touch_inside_a_callers_transaction_leaves_its_commit_durable() -> None:
         memory_touch(tenant=tenant, memory_ids=[memory.pk])
         assert _synchronous_commit() == "on"
     assert Memory.objects.get(pk=memory.pk).access_count == 1
+
+
+def _updates_in_this_transaction() -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_stat_get_xact_tuples_updated(%s::regclass),"
+            " pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
+            [Memory._meta.db_table, Memory._meta.db_table],
+        )
+        updated, hot = cursor.fetchone()
+        return int(updated), int(hot)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counting_an_access_on_a_page_the_inserts_filled_is_a_heap_only_update() -> None:
+    tenant = TenantFactory()
+    # Enough rows of full size (the vector inline) to fill several pages to the fillfactor.
+    memories = [MemoryFactory(tenant=tenant, text=f"fact number {i}") for i in range(12)]
+    with transaction.atomic():
+        for memory in memories[::4]:  # one row per page, as a search's scattered results
+            memory_touch(tenant=tenant, memory_ids=[memory.pk])
+        updated, hot = _updates_in_this_transaction()
+    assert updated == 3 and hot == 3
