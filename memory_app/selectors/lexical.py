@@ -68,6 +68,19 @@ class ScopeStats:
 _STATS: dict[str, ScopeStats] = {}  # scope key -> statistics
 Row = tuple[Any, ...]
 
+# Both statements score the rows of `matched` (id, sv, dl) the same way: each query lexeme's
+# weighted occurrences per row, a B (context) occurrence counting `weight_b` (its parameter) of an A one.
+_TERM_FREQUENCIES = """tf AS (
+            SELECT x.id, u.lexeme, x.dl,
+                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
+            FROM matched x
+            CROSS JOIN terms
+            CROSS JOIN LATERAL unnest(x.sv) u
+            CROSS JOIN LATERAL unnest(u.weights) w
+            WHERE u.lexeme = ANY(terms.lexemes)
+            GROUP BY x.id, u.lexeme, x.dl
+        ),"""
+
 _COMPUTED_STATS = """
         stats AS MATERIALIZED (
             SELECT count(*)::float8 AS n, greatest(avg(length(m.search_vector)), 1)::float8 AS avgdl
@@ -153,16 +166,7 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
             WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {q.where}
         ),
         {stats_sql}
-        tf AS (
-            SELECT x.id, u.lexeme, x.dl,
-                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
-            FROM matched x
-            CROSS JOIN terms
-            CROSS JOIN LATERAL unnest(x.sv) u
-            CROSS JOIN LATERAL unnest(u.weights) w
-            WHERE u.lexeme = ANY(terms.lexemes)
-            GROUP BY x.id, u.lexeme, x.dl
-        ),
+        {_TERM_FREQUENCIES}
         df AS (SELECT lexeme, count(*)::float8 AS df FROM tf WHERE tf > 0 GROUP BY lexeme)
         SELECT tf.id,
                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
@@ -319,16 +323,7 @@ def _score(
             SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
         ),
         matched AS MATERIALIZED ({" UNION ALL ".join(parts)}),
-        tf AS (
-            SELECT x.id, u.lexeme, x.dl,
-                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
-            FROM matched x
-            CROSS JOIN terms
-            CROSS JOIN LATERAL unnest(x.sv) u
-            CROSS JOIN LATERAL unnest(u.weights) w
-            WHERE u.lexeme = ANY(terms.lexemes)
-            GROUP BY x.id, u.lexeme, x.dl
-        ),
+        {_TERM_FREQUENCIES}
         df AS (
             SELECT lexeme, count(*)::float8 AS df FROM tf
             WHERE tf > 0 AND lexeme <> ALL(%s::text[]) GROUP BY lexeme
