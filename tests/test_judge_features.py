@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from memory_app.judge import features as judge_features
 from memory_app.judge import merge_text
 from memory_app.judge import text_norm as tn
+from memory_app.judge.alignment import content_spans
 from memory_app.judge.features import (
     cosine_distance,
     lexical_counterparts,
@@ -212,6 +213,20 @@ def test_misspelt_and_abbreviated_words_count_as_restated_in_the_lexical_alignme
     assert len(restated) == 1 and len(spelled) == 3
 
 
+def test_a_long_form_counts_as_restated_when_the_other_side_writes_it_short():
+    # Restating is mutual: "nvim" restates "Neovim" and "Neovim" restates "nvim".
+    def restated_words(text: str, other: str) -> list[str]:
+        spans = content_spans(text)
+        return [text[spans[i][1] : spans[i][2]] for i in sorted(lexical_counterparts(text, other)[0])]
+
+    assert restated_words("User edits code in Neovim", "User's code editor is nvim") == ["Neovim"]
+    assert restated_words("User's code editor is nvim", "User edits code in Neovim") == ["nvim"]
+    facts = pair_facts("User's team runs PostgreSQL", "The team runs Postgres", 0.2)
+    assert facts.restatement.unmatched == 0
+    # A word that merely starts the same way is no short form of it.
+    assert lexical_counterparts("User repairs cars", "User has a career")[0] == set()
+
+
 def test_lexical_matching_does_not_restate_another_fact():
     facts = pair_facts("Fred plays the guitar", "Fred now lives in Hamburg", 0.6)
     assert facts.restatement.unmatched == facts.alignment.unmatched >= 3
@@ -274,5 +289,8 @@ RESTATED_WORDS = [
 def test_the_words_asked_for_a_restatement_are_all_that_can_restate_a_word(word, others):
     other = " ".join(["Then", *others])
     written = judge_features._written_text(other)
-    every_word = any(judge_features._restates(word, w) for w in written.folded)
+    # Either way round: a slip or short form of a word there, or a word there written short.
+    every_word = any(
+        judge_features._restates(word, w) or judge_features._restates(w, word) for w in written.folded
+    )
     assert judge_features._restated_in(word, written) == every_word

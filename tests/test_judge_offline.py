@@ -103,3 +103,31 @@ def test_a_distance_the_caller_already_has_is_used_instead_of_the_vectors(judge)
     assert from_distance == from_vectors
     # and the distance is really read: without it (and without vectors) the pair is "unknown"
     assert judge.judge(new, [JudgeItem(text=old.text)]) != from_vectors
+
+
+def test_a_phrase_restated_word_for_word_inside_a_shared_frame_merges(judge):
+    # "grew up" / "spent her childhood": every word of the exchanged phrase has a counterpart.
+    decision = _decide(judge, "Lena grew up in Porto", "Lena spent her childhood in Porto")
+    assert decision.action == "merge"
+    decision = _decide(judge, "Tim is learning to play the violin", "Tim is practising the violin")
+    assert decision.action == "merge"
+
+
+def test_another_thing_in_a_shared_frame_is_at_most_reviewed(judge):
+    # The frame veto stays whenever the exchanged phrase leaves a word without a counterpart, even
+    # one the model alone would merge on.
+    for old, new in [
+        ("Omar is allergic to peanuts", "Omar is allergic to tree nuts"),
+        ("Lena grew up in Porto", "Lena went to university in Porto"),
+        ("User drinks green tea every morning", "User drinks black coffee every morning"),
+    ]:
+        decision = _decide(judge, old, new)
+        assert decision.action in ("review", "store"), (old, new)
+        assert "frame" in decision.judgement.reason or decision.action == "store"
+
+
+def test_a_pronoun_contraction_is_not_a_word_left_unrestated(judge):
+    decision = _decide(
+        judge, "User is studying for the AWS exam", "They're studying for the Amazon Web Services exam"
+    )
+    assert decision.action == "merge"

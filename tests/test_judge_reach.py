@@ -90,3 +90,13 @@ def test_content_spans_leave_out_stop_words_numbers_and_mark_names_after_the_fir
     spans = content_spans("Evan told Sam he runs 5 km every morning")
     assert [s[0] for s in spans] == ["evan", "told", "sam", "run", "kilometer", "morn"]
     assert [s[3] for s in spans] == [False, False, True, False, False, False]
+
+
+def test_a_pronoun_fused_with_an_auxiliary_is_no_content_word_but_a_negated_auxiliary_is():
+    # "They're" is "they are": two function words the other side need not restate. "aren't" carries
+    # the negation, which is content (and its head is no stop word).
+    text = "They're sure we'd come, I'm told, but you'll see they aren't late"
+    words = [text[start:end] for _, start, end, _ in content_spans(text)]
+    assert words == ["sure", "come", "told", "see", "aren't", "late"]
+    # A typographic apostrophe too.
+    assert [s[0] for s in content_spans("They\u2019re studying")] == ["study"]

@@ -78,8 +78,24 @@ def content_spans(text: str) -> list[tuple[str, int, int, bool]]:
         base = folded[:-2] if folded.endswith("'s") else folded
         if base in STOPWORDS or base in NUMBER_WORDS or len(base) < 2 or any(ch.isdigit() for ch in base):
             continue
+        if _function_contraction(base):
+            continue
         spans.append((tn.stem(base), match.start(), match.end(), index > 0 and word[0].isupper()))
     return spans
+
+
+def _function_contraction(word: str) -> bool:
+    """A stop word fused with an auxiliary ("they're", "they'd", "i'm", "we've", "you'll"): two
+    function words, as the word rules read them (text_norm splits them), not a content word the
+    other side must restate. A negated auxiliary ("aren't", "doesn't") is not one: its negation is
+    content, and its head is no stop word."""
+    head, _, clitic = word.partition("'")
+    return clitic in _AUXILIARY_CLITICS and head in STOPWORDS
+
+
+# The clitic forms of be/have/will/would/had: "'re", "'ve", "'ll", "'d", "'m" ("'s" is the
+# possessive or "is", already cut above).
+_AUXILIARY_CLITICS = frozenset({"re", "ve", "ll", "d", "m"})
 
 
 @lru_cache(maxsize=8192)

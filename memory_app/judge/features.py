@@ -26,7 +26,7 @@ from memory_app.judge.alignment import (
 
 # The features a fit uses, in this order; the calibration JSON names them and stores one weight
 # per name, so a calibration may use any subset of FEATURES below.
-FEATURE_NAMES: tuple[str, ...] = ("cover_min", "unmatched_lexical")
+FEATURE_NAMES: tuple[str, ...] = ("unmatched_lexical",)
 
 
 class AlignmentDeferred(Exception):
@@ -455,9 +455,10 @@ def _written_text(text: str) -> _WrittenText:
 
 
 def _restated_in(word: str, other: _WrittenText) -> bool:
-    """Whether `_restates(word, w)` holds for any content word w of `other`, asking only the words
-    it can hold for: spelling_variant needs both at least _TYPO_FROM long and lengths within one,
-    short_form a word two or more letters longer with the same first letter."""
+    """Whether `_restates(word, w)` or `_restates(w, word)` holds for any content word w of
+    `other`, asking only the words it can hold for: spelling_variant needs both at least _TYPO_FROM
+    long and lengths within one, short_form a word two or more letters longer with the same first
+    letter (either side may be the short one)."""
     size = len(word)
     if size >= _TYPO_FROM:
         for length in (size - 1, size, size + 1):
@@ -466,6 +467,13 @@ def _restated_in(word: str, other: _WrittenText) -> bool:
     if size >= _SHORT_FORM_FROM:
         longer = (w for w in other.by_first.get(word[0], ()) if len(w) >= size + 2)
         if any(_restates(word, w) for w in longer):
+            return True
+    if size >= _SHORT_FORM_FROM + 2:
+        # The other way round: `other` writes this word short ("Neovim" restated by "nvim",
+        # "PostgreSQL" by "Postgres"). Restating is mutual; read one way only, the long form stayed
+        # unmatched while its short form counted as restated.
+        shorter = (w for w in other.by_first.get(word[0], ()) if _SHORT_FORM_FROM <= len(w) <= size - 2)
+        if any(_restates(w, word) for w in shorter):
             return True
     return False
 

@@ -28,6 +28,7 @@ from memory_app.judge.policy import DISTINCT_SURE
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
 LIKELY = 0.75
+FRAME_SWAP = "a phrase exchanged in the same frame"
 
 
 def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
@@ -76,7 +77,7 @@ def vetoed(facts: PairFacts) -> str:
     if facts.order_changed:
         return "same words in another order"
     if facts.frame_swap:
-        return "a phrase exchanged in the same frame"
+        return FRAME_SWAP
     if facts.foreign_names:
         return "names another thing"
     return ""
@@ -126,6 +127,12 @@ def judge_pair(
     if distance is None:
         # Without vectors the model lacks its strongest input: never act on it, at most review.
         p = min(p, cal.review_below - 1e-6)
+    if veto == FRAME_SWAP and p >= cal.review_below and facts.restatement.unmatched == 0:
+        # The exchanged phrase restates the other one word for word by meaning ("grew up" / "spent
+        # her childhood", "planning a trip" / "intend to travel"): the veto guards against another
+        # object in the same frame ("allergic to [peanuts | tree nuts]"), which leaves a word
+        # without a counterpart. p >= review_below means the exact alignment is known already.
+        veto = ""
     if veto:
         p = min(p, cal.review_below - 1e-6)
         if slot_update:
