@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from memory_app.judge.calibration import calibration_path, clear_calibration_cache, load_calibration
 from memory_app.judge.features import FEATURE_NAMES
+from memory_app.judge.offline import duplicate_probability
 from project import env
 
 
@@ -55,3 +57,24 @@ def test_review_threshold_outside_zero_one_stops_start_up(monkeypatch):
 def test_unset_override_means_the_calibrated_value(monkeypatch):
     monkeypatch.delenv("DEDUP_CANDIDATE_RADIUS", raising=False)
     assert env.env_optional_float("DEDUP_CANDIDATE_RADIUS", minimum=0.0, maximum=2.0) is None
+
+
+class _Unmatched:
+    """Stands for a pair's features where the model reads only how many words are left unmatched."""
+
+    def __init__(self, words: int) -> None:
+        self.words = words
+
+    def vector(self, default_distance, names):
+        assert tuple(names) == ("unmatched_lexical",)
+        return np.array([float(self.words)])
+
+
+def test_the_committed_model_merges_one_unmatched_word_reviews_two_and_stores_three(settings):
+    # The margin above the highest training negative (two words unmatched) must fall between two
+    # steps of the count, not inside the one-word class.
+    settings.DEDUP_CANDIDATE_RADIUS = None
+    settings.DEDUP_REVIEW_BELOW = None
+    cal = load_calibration("all-MiniLM-L6-v2")
+    p = [duplicate_probability(_Unmatched(words), cal) for words in range(4)]  # type: ignore[arg-type]
+    assert p[0] > p[1] >= cal.review_below > p[2] >= cal.review_floor > p[3]

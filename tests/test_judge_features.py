@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_app.judge import features as judge_features
@@ -294,3 +294,14 @@ def test_the_words_asked_for_a_restatement_are_all_that_can_restate_a_word(word,
         judge_features._restates(word, w) or judge_features._restates(w, word) for w in written.folded
     )
     assert judge_features._restated_in(word, written) == every_word
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(RESTATED_WORDS), st.sampled_from(RESTATED_WORDS))
+@example("neovim", "nvim")
+@example("dependencies", "deps")
+def test_restating_a_word_is_mutual(word, other):
+    # A slip or a short form restates in both directions: "nvim" restates "neovim" and back.
+    forward = judge_features._restated_in(word, judge_features._written_text(f"Then {other}"))
+    backward = judge_features._restated_in(other, judge_features._written_text(f"Then {word}"))
+    assert forward == backward
