@@ -127,11 +127,17 @@ def judge_pair(
     if distance is None:
         # Without vectors the model lacks its strongest input: never act on it, at most review.
         p = min(p, cal.review_below - 1e-6)
-    if veto == FRAME_SWAP and p >= cal.review_below and facts.restatement.unmatched == 0:
+    if (
+        veto == FRAME_SWAP
+        and not facts.foreign_names
+        and p >= cal.review_below
+        and facts.restatement.unmatched == 0
+    ):
         # The exchanged phrase restates the other one word for word by meaning ("grew up" / "spent
         # her childhood", "planning a trip" / "intend to travel"): the veto guards against another
         # object in the same frame ("allergic to [peanuts | tree nuts]"), which leaves a word
-        # without a counterpart. p >= review_below means the exact alignment is known already.
+        # without a counterpart. The veto checked after it (foreign names) still holds. p >=
+        # review_below means the exact alignment is known already.
         veto = ""
     if veto:
         p = min(p, cal.review_below - 1e-6)
