@@ -462,6 +462,15 @@ class _WrittenText:
     # (spelling_variant), a short form shares the first letter (short_form).
     by_length: dict[int, tuple[str, ...]]
     by_first: dict[str, tuple[str, ...]]
+    # What an acronym of the other text can stand for here, by its letters: the first written
+    # words of the runs of _ACRONYM_LENGTHS words with those initials, and the content words
+    # written in camel case (index, number of parts) with those initials.
+    runs: dict[tuple[int, str], tuple[int, ...]]
+    camel: dict[str, tuple[tuple[int, int], ...]]
+
+
+# An acronym has two to five letters (lexical_counterparts).
+_ACRONYM_LENGTHS = range(2, 6)
 
 
 @lru_cache(maxsize=8192)
@@ -475,13 +484,25 @@ def _written_text(text: str) -> _WrittenText:
         by_length.setdefault(len(word), []).append(word)
         if word:
             by_first.setdefault(word[0], []).append(word)
+    initials = tuple(w[0].casefold() for w, _, _ in written)
+    runs: dict[tuple[int, str], list[int]] = {}
+    for size in _ACRONYM_LENGTHS:
+        for first in range(len(written) - size + 1):
+            runs.setdefault((size, "".join(initials[first : first + size])), []).append(first)
+    camel: dict[str, list[tuple[int, int]]] = {}
+    for j, (_, s, e, _) in enumerate(spans):
+        parts = _CAMEL_PARTS.findall(text[s:e])
+        if len(parts) > 1:
+            camel.setdefault(_initials(parts), []).append((j, len(parts)))
     return _WrittenText(
         spans=spans,
         folded=folded,
         written=written,
-        initials=tuple(w[0].casefold() for w, _, _ in written),
+        initials=initials,
         by_length={length: tuple(words) for length, words in by_length.items()},
         by_first={first: tuple(words) for first, words in by_first.items()},
+        runs={key: tuple(firsts) for key, firsts in runs.items()},
+        camel={key: tuple(found) for key, found in camel.items()},
     )
 
 
@@ -512,26 +533,23 @@ def lexical_counterparts(text: str, other: str) -> tuple[frozenset[int], frozens
     restated: set[int] = set(_amount_words(text, other))
     spelled: set[int] = set()
     written = theirs.written
-    # Written words are ASCII, so the initials of a run are the run of each word's initial.
-    initials = theirs.initials
     for index, (_, start, end, _) in enumerate(mine.spans):
         word = text[start:end]
         folded = mine.folded[index]
         if _restated_in(folded, theirs):
             restated.add(index)
             continue
-        if 2 <= len(word) <= 5 and word.isalpha() and (word.isupper() or len(word) >= 3):
-            # An acronym: the initials of a run of as many words on the other side, or of one
-            # camel-case name there (TS/TypeScript).
-            for first in range(len(written) - len(word) + 1):
-                if "".join(initials[first : first + len(word)]) == folded:
-                    run = written[first : first + len(word)]
-                    restated.add(index)
-                    lo, hi = run[0][1], run[-1][2]
-                    spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
-            for j, (_, s, e, _) in enumerate(other_spans):
-                parts = _CAMEL_PARTS.findall(other[s:e])
-                if len(parts) == len(word) > 1 and _initials(parts) == folded:
+        if len(word) in _ACRONYM_LENGTHS and word.isalpha() and (word.isupper() or len(word) >= 3):
+            # An acronym: the initials of a run of as many words on the other side (written words
+            # are ASCII, so a run's initials are as many letters), or of one camel-case name there
+            # (TS/TypeScript).
+            for first in theirs.runs.get((len(word), folded), ()):
+                run = written[first : first + len(word)]
+                restated.add(index)
+                lo, hi = run[0][1], run[-1][2]
+                spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
+            for j, parts in theirs.camel.get(folded, ()):
+                if parts == len(word):
                     restated.add(index)
                     spelled.add(j)
     return frozenset(restated), frozenset(spelled)
@@ -542,6 +560,8 @@ def _amount_words(text: str, other: str) -> list[int]:
     too, in any notation: "dollars" in "eighteen hundred dollars" when the other side says "$1,800"."""
     stated = quantities.quantities(other)
     amounts = [(start, end) for start, end, amount in quantities.spans(text) if amount in stated]
+    if not amounts:
+        return []
     return [
         index
         for index, (_, start, end, _) in enumerate(content_spans(text))
