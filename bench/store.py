@@ -8,14 +8,19 @@ judge, and the insert / merge / supersede / review writes. Each size lives in it
 same server (`memory_bench_store_<rows>`), loaded once with COPY and kept, so tests never see it; every
 run removes what it stored and re-activates what it merged, so reruns start from the same table.
 Single-item stores are timed one request at a time; "batch" stores 50 items per call. Also timed: the
-candidate query alone under each plan. With --json the last line of stdout is one JSON object; results
-are also written to bench/results/store.json (store_quick.json with --quick).
+candidate query alone under each plan, and the judge's own share of each single dedup store (`judge`:
+wall and CPU time of the store path's judge step, the share of stores that ran the token model).
+Each size starts with the judge's per-process caches empty (`fresh_judge_caches`). With --json the
+last line of stdout is one JSON object; results are also written to bench/results/store.json
+(store_quick.json with --quick).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
 
 import benchenv  # first: the project on sys.path, the bench environment
 import django
@@ -74,6 +79,53 @@ def _summary(latencies: list[float], seconds: float, count: int, outcomes, by_ou
     return report
 
 
+class JudgeClock:
+    """The judge's share of each store: wall and CPU time inside the store path's judge step
+    (`write._judge`: the judge and decide(), the stored token rows' read included) and whether it
+    ran the token model. Wraps that one function while the benchmark runs; the store is unchanged."""
+
+    def __init__(self) -> None:
+        self.wall_ms: list[float] = []
+        self.cpu_ms: list[float] = []
+        self.model_runs = 0
+
+    @contextlib.contextmanager
+    def attached(self) -> Iterator[None]:
+        from memory_app.judge.alignment import token_encoder
+        from memory_app.services.store import write
+
+        original = write._judge
+
+        def timed(**kwargs):  # type: ignore[no-untyped-def]
+            encoder = token_encoder()
+            encoded, wall, cpu = encoder.encoded, time.perf_counter(), time.process_time()
+            try:
+                return original(**kwargs)
+            finally:
+                self.wall_ms.append((time.perf_counter() - wall) * 1000)
+                self.cpu_ms.append((time.process_time() - cpu) * 1000)
+                self.model_runs += encoder.encoded > encoded
+
+        write._judge = timed
+        try:
+            yield
+        finally:
+            write._judge = original
+
+    def report(self, stores: int) -> dict:
+        if not self.wall_ms:
+            return {"stores_judged": 0}
+        return {
+            "stores_judged": len(self.wall_ms),
+            "wall_ms_p50": percentile(self.wall_ms, 50),
+            "wall_ms_mean": round(float(np.mean(self.wall_ms)), 2),
+            "cpu_ms_mean": round(float(np.mean(self.cpu_ms)), 2),
+            # Per dedup store, judged or not: what the judge adds to the average store.
+            "cpu_ms_per_store": round(float(np.sum(self.cpu_ms)) / stores, 2),
+            "token_model_share": round(self.model_runs / stores, 3),
+        }
+
+
 def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-untyped-def]
     """One item per call, plain and dedup calls alternating, so both modes see the same machine load
     (the machine is shared; run-to-run noise is larger than the difference measured)."""
@@ -86,17 +138,19 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     outcomes: dict[str, Counter] = {m: Counter() for m in modes}
     by_outcome: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
-    for n in range(len(plain_items)):
-        for mode, (items, options) in modes.items():
-            text, vector = items[n]
-            item = MemoryInput(text=text, embedding=vector, **store_data.SCOPE)
-            t0 = time.perf_counter()
-            [result] = memory_store(tenant=tenant, items=[item], options=options)
-            elapsed = (time.perf_counter() - t0) * 1000
-            latencies[mode].append(elapsed)
-            outcomes[mode][result.outcome] += 1
-            by_outcome[mode].setdefault(result.outcome, []).append(elapsed)
-    return {
+    clock = JudgeClock()
+    with clock.attached():
+        for n in range(len(plain_items)):
+            for mode, (items, options) in modes.items():
+                text, vector = items[n]
+                item = MemoryInput(text=text, embedding=vector, **store_data.SCOPE)
+                t0 = time.perf_counter()
+                [result] = memory_store(tenant=tenant, items=[item], options=options)
+                elapsed = (time.perf_counter() - t0) * 1000
+                latencies[mode].append(elapsed)
+                outcomes[mode][result.outcome] += 1
+                by_outcome[mode].setdefault(result.outcome, []).append(elapsed)
+    report = {
         mode: _summary(
             latencies[mode],
             sum(latencies[mode]) / 1000,
@@ -106,6 +160,8 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
         )
         for mode in modes
     }
+    report["dedup"]["judge"] = clock.report(len(dedup_items))
+    return report
 
 
 def time_real(tenant, stores: int) -> dict:  # type: ignore[no-untyped-def]
@@ -171,6 +227,27 @@ def time_commit(count: int = 50) -> dict:
     return {"p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95)}
 
 
+def fresh_judge_caches() -> None:
+    """Start a size as a worker that has judged none of its texts: a new token encoder and the
+    judge's per-text and per-pair caches emptied. The sizes store the same texts (the real workload
+    by design; the synthetic new memories share their seeds), so without this a size would reuse
+    the word vectors and pair features the size before computed for them. The one-off registries
+    (maxsize 1: units, vocabulary) stay, as in any warm worker."""
+    import importlib
+    import pkgutil
+
+    import memory_app.judge
+    from memory_app.judge import alignment
+
+    alignment._encoder = None
+    for info in pkgutil.iter_modules(memory_app.judge.__path__):
+        module = importlib.import_module(f"memory_app.judge.{info.name}")
+        for value in vars(module).values():
+            params = getattr(value, "cache_parameters", None)
+            if params is not None and (params().get("maxsize") or 0) > 1:
+                value.cache_clear()
+
+
 def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     from django.conf import settings
     from django.db import connection
@@ -185,6 +262,7 @@ def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     plan = "exact" if scope_is_small(tenant=tenant, scope=scope) else "hnsw"
     result: dict = {"rows": rows, "plan": plan, "exact_scope_max": settings.STORE_EXACT_SCOPE_MAX}
     result["commit"] = time_commit()
+    fresh_judge_caches()
     warm = store_data.new_items(rows, 20, seed=1)
     time_single(tenant, warm, warm)
     reset(tenant, max_id)
@@ -246,7 +324,7 @@ def main() -> None:
             print(
                 f"{size['rows']:>8,} rows, real sentences: plain p50 {real['plain']['p50_ms']} ms, "
                 f"dedup p50 {real['dedup']['p50_ms']} ms (x{real['dedup_overhead_p50']}), "
-                f"outcomes {dict(real['dedup']['outcomes'])}"
+                f"outcomes {dict(real['dedup']['outcomes'])}; judge {real['dedup']['judge']}"
             )
         cand = size["candidates"]
         print(
@@ -255,7 +333,7 @@ def main() -> None:
             f"dedup {size['dedup']['per_second']}/s single, "
             f"{size[f'dedup_batch{BATCH}']['per_second']}/s batched; "
             f"candidates exact {cand['exact']['p50_ms']} ms / hnsw {cand['hnsw']['p50_ms']} ms; "
-            f"bare commit {size['commit']['p50_ms']} ms"
+            f"bare commit {size['commit']['p50_ms']} ms; judge {size['dedup']['judge']}"
         )
     benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, report, print_json=args.json)
 

@@ -19,6 +19,7 @@ from memory_app.judge.base import JudgeItem
 from memory_app.judge.calibration import Calibration, load_calibration
 from memory_app.judge.features import FEATURES, pair_facts
 from memory_app.judge.offline import OfflineJudge, judge_pair, needs_alignment
+from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -133,6 +134,7 @@ PAIRS = [
     ("Melanie painted a sunset with her kids", "Melanie and her children painted a sunset"),
     ("Jon lost his job as a banker", "Jon decided to open a dance studio"),
     ("Tim is reading a book about dragons", "Tim is reading a fantasy novel by Tolkien"),
+    ("Caroline went hiking with Melanie and Jon", "Caroline went swimming with Gina and Tim"),
 ]
 
 
@@ -150,8 +152,44 @@ def test_the_gated_judge_gives_the_ungated_verdict_on_every_pair(cal_name):
         else:
             assert gated.confidence <= exact.confidence + 1e-9  # the bound's: never surer than exact
         skipped += not gated_needs
-    if cal_name == "names":
-        assert skipped > 0  # the gate did fire on these pairs
+    assert skipped > 0  # the gate did fire on these pairs, with either calibration
+
+
+LEXICAL_PAIRS = [
+    ("User's target BMI is 23", "User is aiming for a body mass index of 23"),
+    ("User switched from vim to nvim", "User moved from Vim to Neovim"),
+    ("User is alergic to shellfish", "User is allergic to shellfish and Jon to nuts"),
+    ("Caroline met Melanie in Feb", "Caroline met Mel in February"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), PAIRS + LEXICAL_PAIRS)
+def test_the_lexical_bounds_contain_the_restatement_the_token_model_gives(old, new):
+    pair_facts.cache_clear()
+    facts = pair_facts(old, new, 0.3)
+    box, exact = facts.restatement_bounds, facts.restatement
+    for field in ("cover_old", "cover_new", "worst", "unmatched"):
+        interval = getattr(box, field)
+        assert interval.lo - 1e-6 <= getattr(exact, field) <= interval.hi + 1e-6, (field, old, new)
+
+
+def test_names_that_the_other_side_neither_has_nor_spells_out_are_sure_lexical_misses():
+    facts = pair_facts("Caroline went hiking with Melanie", "Caroline went hiking with Jon and Gina", 0.3)
+    lo, _ = facts.intervals(0.3, ("unmatched_lexical",))
+    assert lo[0] == 3  # Melanie, Jon, Gina
+    # An acronym spelled out on the other side is restated, not a miss.
+    spelled_out = pair_facts("User's target BMI is 23", "User is aiming for a body mass index of 23", 0.3)
+    lo, _ = spelled_out.intervals(0.3, ("unmatched_lexical",))
+    assert lo[0] == 0
+
+
+def test_the_committed_calibration_skips_the_token_model_when_names_have_no_counterpart():
+    cal = load_calibration("all-MiniLM-L6-v2")
+    pair_facts.cache_clear()
+    # Four names without a counterpart: even a perfect alignment of the rest stays under the floor.
+    old, new = "Caroline went hiking with Melanie and Jon", "Caroline went swimming with Gina and Tim"
+    assert not needs_alignment(old, new, 0.2, cal)
+    assert judge_pair(old, new, 0.2, cal).relation == judge_pair(old, new, 0.2, cal, gated=False).relation
 
 
 def test_spelled_matches_what_the_token_encoder_records():
@@ -220,3 +258,64 @@ def test_the_offline_judge_gives_each_candidate_its_own_judgement_whether_or_not
     _fresh_pair_caches()
     warm = OfflineJudge(cal).judge(new, candidates)  # the encoder holds every text by now
     assert cold == alone and warm == alone
+
+
+# A new text that refines one candidate (every word of it and more: a rule's sure verdict)
+# and only paraphrases the others, which the judge can tell only by reading the word alignment.
+REFINED = "Caroline is thinking about adopting a child"
+NEW_TEXT = "Caroline is thinking about adopting a child from an agency"
+PARAPHRASES = [
+    "Caroline is considering adopting a kid",
+    "Caroline wants to adopt a kid through an agency",
+    "Caroline hopes to welcome an adopted child",
+]
+
+
+def _candidates(texts: list[str], distance: float = 0.2) -> list[JudgeItem]:
+    return [JudgeItem(text=text, distance=distance + 0.01 * i) for i, text in enumerate(texts)]
+
+
+@pytest.mark.parametrize("review_below", [0.5, 0.82, 0.95, 0.995, 1.01])
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [REFINED, *PARAPHRASES],
+        [*PARAPHRASES, REFINED],
+        PARAPHRASES,
+        [PAIRS[0][0], PAIRS[1][0], REFINED],
+        [old for old, _ in PAIRS],
+    ],
+)
+def test_judging_for_the_decision_gives_the_decision_of_judging_every_candidate(
+    texts, review_below, monkeypatch
+):
+    monkeypatch.setattr(alignment, "_encoder", alignment.TokenEncoder())
+    judge = OfflineJudge(load_calibration("all-MiniLM-L6-v2"))
+    new, candidates = JudgeItem(text=NEW_TEXT), _candidates(texts)
+    _fresh_pair_caches()
+    lazy = decide(
+        judge.judge_for_decision(new, candidates, review_below=review_below), review_below=review_below
+    )
+    _fresh_pair_caches()
+    full = decide(judge.judge(new, candidates), review_below=review_below)
+    assert lazy == full
+
+
+def test_a_sure_verdict_that_no_waiting_candidate_can_outbid_leaves_the_token_model_unrun(monkeypatch):
+    cold = alignment.TokenEncoder()
+    monkeypatch.setattr(alignment, "_encoder", cold)
+    judge = OfflineJudge(load_calibration("all-MiniLM-L6-v2"))
+    _fresh_pair_caches()
+    judgements = judge.judge_for_decision(
+        JudgeItem(text=NEW_TEXT), _candidates([*PARAPHRASES, REFINED]), review_below=0.82
+    )
+    assert cold.encoded == 0
+    assert judgements[-1].relation == "refine"
+    for placeholder in judgements[:-1]:
+        assert (placeholder.relation, placeholder.confidence) == ("distinct", DISTINCT_SURE)
+        assert placeholder.reason.startswith("not judged")
+    assert decide(judgements, review_below=0.82) == Decision("merge", 3, judgements[-1])
+    # Without the rule's verdict the paraphrases are read: the model runs once, for all texts.
+    _fresh_pair_caches()
+    judge.judge_for_decision(JudgeItem(text=NEW_TEXT), _candidates(PARAPHRASES), review_below=0.82)
+    assert cold.encoded == len(PARAPHRASES) + 1

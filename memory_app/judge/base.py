@@ -50,3 +50,14 @@ class PrefetchingJudge(RelationJudge, Protocol):
     (the offline judge's batched token vectors; load-time collapse uses it)."""
 
     def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None: ...
+
+
+@runtime_checkable
+class DecidingJudge(RelationJudge, Protocol):
+    """A judge that can leave out work the decision does not need: its judgements give
+    `policy.decide` the decision that `judge()`'s would (the offline judge skips the token model
+    when a verdict read from the words alone decides; the store path uses it)."""
+
+    def judge_for_decision(
+        self, new: JudgeItem, candidates: list[JudgeItem], *, review_below: float
+    ) -> list[Judgement]: ...

@@ -86,13 +86,30 @@ class PairFacts:
         return text_alignment(self.old_text, self.new_text)
 
     @cached_property
-    def alignment_bounds(self) -> gate.AlignmentBounds:
-        """What the alignment can be, from the words' spelling alone (no token model)."""
+    def coverage_bounds(self) -> tuple[gate.CoverageBounds, gate.CoverageBounds]:
+        """What each side's word coverage can be, from the words' spelling alone (no token model)."""
         old_stems, old_names = spelled(self.old_text)
         new_stems, new_names = spelled(self.new_text)
-        return gate.alignment_bounds(
+        return (
             gate.coverage_bounds(old_stems, old_names, new_stems),
             gate.coverage_bounds(new_stems, new_names, old_stems),
+        )
+
+    @cached_property
+    def alignment_bounds(self) -> gate.AlignmentBounds:
+        """What the alignment can be, from the words' spelling alone (no token model)."""
+        return gate.alignment_bounds(*self.coverage_bounds)
+
+    @cached_property
+    def restatement_bounds(self) -> gate.AlignmentBounds:
+        """What `restatement` can be: the words it counts as restated (lexical_counterparts, read
+        from the spelling) are exact there, the others as in alignment_bounds."""
+        old_bounds, new_bounds = self.coverage_bounds
+        old_own, new_spelled = lexical_counterparts(self.old_text, self.new_text)
+        new_own, old_spelled = lexical_counterparts(self.new_text, self.old_text)
+        return gate.alignment_bounds(
+            gate.restated(old_bounds, old_own | old_spelled),
+            gate.restated(new_bounds, new_own | new_spelled),
         )
 
     @cached_property
@@ -174,7 +191,7 @@ class PairFacts:
                     interval = gate.Interval.exact(FEATURES[name](self, distance))
             except AlignmentDeferred:
                 bound = ALIGNMENT_BOUNDS.get(name)
-                interval = bound(self.alignment_bounds) if bound else gate.UNBOUNDED
+                interval = bound(self) if bound else gate.UNBOUNDED
             lo[i], hi[i] = interval.lo, interval.hi
         return lo, hi
 
@@ -204,22 +221,36 @@ FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
     "cover_min_lexical": lambda f, d: f.restatement.cover_min,
 }
 
-# For each feature that reads the alignment: its range given the ranges of the alignment's fields.
-# Each is monotone in the fields it reads, so the ends of the ranges give the ends of its range.
-ALIGNMENT_BOUNDS: dict[str, Callable[[gate.AlignmentBounds], gate.Interval]] = {
-    "cover_min": lambda b: gate.Interval(
-        min(b.cover_old.lo, b.cover_new.lo), min(b.cover_old.hi, b.cover_new.hi)
+# For each feature that reads the alignment: its range given the ranges of the alignment's fields
+# (PairFacts.alignment_bounds, restatement_bounds for the lexical features). Each is monotone in
+# the fields it reads, so the ends of the ranges give the ends of its range.
+ALIGNMENT_BOUNDS: dict[str, Callable[[PairFacts], gate.Interval]] = {
+    "cover_min": lambda f: gate.Interval(
+        min(f.alignment_bounds.cover_old.lo, f.alignment_bounds.cover_new.lo),
+        min(f.alignment_bounds.cover_old.hi, f.alignment_bounds.cover_new.hi),
     ),
-    "cover_max": lambda b: gate.Interval(
-        max(b.cover_old.lo, b.cover_new.lo), max(b.cover_old.hi, b.cover_new.hi)
+    "cover_max": lambda f: gate.Interval(
+        max(f.alignment_bounds.cover_old.lo, f.alignment_bounds.cover_new.lo),
+        max(f.alignment_bounds.cover_old.hi, f.alignment_bounds.cover_new.hi),
     ),
-    "worst": lambda b: b.worst,
-    "unmatched": lambda b: gate.Interval(math.log1p(b.unmatched.lo), math.log1p(b.unmatched.hi)),
-    "unmatched_words": lambda b: b.unmatched,
-    # Lexical counterparts (misspellings, short forms, acronyms) can only match more words, even a
-    # name the other side spells out, so only "no more than unmatched_words" is known for sure.
-    "unmatched_lexical": lambda b: gate.Interval(0.0, b.unmatched.hi),
-    "cover_min_lexical": lambda b: gate.Interval(min(b.cover_old.lo, b.cover_new.lo), 1.0),
+    "worst": lambda f: f.alignment_bounds.worst,
+    "unmatched": lambda f: gate.Interval(
+        math.log1p(f.alignment_bounds.unmatched.lo), math.log1p(f.alignment_bounds.unmatched.hi)
+    ),
+    "unmatched_words": lambda f: f.alignment_bounds.unmatched,
+    # Lexical counterparts (misspellings, short forms, acronyms, amounts) are read from the spelling,
+    # so the words they restate are known exactly; a name the other side neither has nor spells
+    # out stays a sure miss. They only ever remove misses, so without a sure miss to begin with
+    # there is none after them either, and the spelling pass is not worth its cost.
+    "unmatched_lexical": lambda f: (
+        f.restatement_bounds.unmatched
+        if f.alignment_bounds.unmatched.lo > 0
+        else gate.Interval(0.0, f.alignment_bounds.unmatched.hi)
+    ),
+    "cover_min_lexical": lambda f: gate.Interval(
+        min(f.restatement_bounds.cover_old.lo, f.restatement_bounds.cover_new.lo),
+        min(f.restatement_bounds.cover_old.hi, f.restatement_bounds.cover_new.hi),
+    ),
 }
 
 
@@ -431,6 +462,15 @@ class _WrittenText:
     # (spelling_variant), a short form shares the first letter (short_form).
     by_length: dict[int, tuple[str, ...]]
     by_first: dict[str, tuple[str, ...]]
+    # What an acronym of the other text can stand for here, by its letters: the first written
+    # words of the runs of _ACRONYM_LENGTHS words with those initials, and the content words
+    # written in camel case (index, number of parts) with those initials.
+    runs: dict[tuple[int, str], tuple[int, ...]]
+    camel: dict[str, tuple[tuple[int, int], ...]]
+
+
+# An acronym has two to five letters (lexical_counterparts).
+_ACRONYM_LENGTHS = range(2, 6)
 
 
 @lru_cache(maxsize=8192)
@@ -444,13 +484,25 @@ def _written_text(text: str) -> _WrittenText:
         by_length.setdefault(len(word), []).append(word)
         if word:
             by_first.setdefault(word[0], []).append(word)
+    initials = tuple(w[0].casefold() for w, _, _ in written)
+    runs: dict[tuple[int, str], list[int]] = {}
+    for size in _ACRONYM_LENGTHS:
+        for first in range(len(written) - size + 1):
+            runs.setdefault((size, "".join(initials[first : first + size])), []).append(first)
+    camel: dict[str, list[tuple[int, int]]] = {}
+    for j, (_, s, e, _) in enumerate(spans):
+        parts = _CAMEL_PARTS.findall(text[s:e])
+        if len(parts) > 1:
+            camel.setdefault(_initials(parts), []).append((j, len(parts)))
     return _WrittenText(
         spans=spans,
         folded=folded,
         written=written,
-        initials=tuple(w[0].casefold() for w, _, _ in written),
+        initials=initials,
         by_length={length: tuple(words) for length, words in by_length.items()},
         by_first={first: tuple(words) for first, words in by_first.items()},
+        runs={key: tuple(firsts) for key, firsts in runs.items()},
+        camel={key: tuple(found) for key, found in camel.items()},
     )
 
 
@@ -478,38 +530,37 @@ def _restated_in(word: str, other: _WrittenText) -> bool:
     return False
 
 
-def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
+@lru_cache(maxsize=8192)
+def lexical_counterparts(text: str, other: str) -> tuple[frozenset[int], frozenset[int]]:
     """Which content words of `text` (indices into alignment.content_spans) have a written
     counterpart in `other` that the token vectors miss, and which of `other`'s content words an
-    acronym in `text` spells out ("BMI" stands for "body mass index": all four are restated)."""
+    acronym in `text` spells out ("BMI" stands for "body mass index": all four are restated).
+    Cached per pair: the gate reads it before the token model runs, the restatement after."""
     mine, theirs = _written_text(text), _written_text(other)
     other_spans = theirs.spans
     restated: set[int] = set(_amount_words(text, other))
     spelled: set[int] = set()
     written = theirs.written
-    # Written words are ASCII, so the initials of a run are the run of each word's initial.
-    initials = theirs.initials
     for index, (_, start, end, _) in enumerate(mine.spans):
         word = text[start:end]
         folded = mine.folded[index]
         if _restated_in(folded, theirs):
             restated.add(index)
             continue
-        if 2 <= len(word) <= 5 and word.isalpha() and (word.isupper() or len(word) >= 3):
-            # An acronym: the initials of a run of as many words on the other side, or of one
-            # camel-case name there (TS/TypeScript).
-            for first in range(len(written) - len(word) + 1):
-                if "".join(initials[first : first + len(word)]) == folded:
-                    run = written[first : first + len(word)]
-                    restated.add(index)
-                    lo, hi = run[0][1], run[-1][2]
-                    spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
-            for j, (_, s, e, _) in enumerate(other_spans):
-                parts = _CAMEL_PARTS.findall(other[s:e])
-                if len(parts) == len(word) > 1 and _initials(parts) == folded:
+        if len(word) in _ACRONYM_LENGTHS and word.isalpha() and (word.isupper() or len(word) >= 3):
+            # An acronym: the initials of a run of as many words on the other side (written words
+            # are ASCII, so a run's initials are as many letters), or of one camel-case name there
+            # (TS/TypeScript).
+            for first in theirs.runs.get((len(word), folded), ()):
+                run = written[first : first + len(word)]
+                restated.add(index)
+                lo, hi = run[0][1], run[-1][2]
+                spelled |= {j for j, (_, s, e, _) in enumerate(other_spans) if s >= lo and e <= hi}
+            for j, parts in theirs.camel.get(folded, ()):
+                if parts == len(word):
                     restated.add(index)
                     spelled.add(j)
-    return restated, spelled
+    return frozenset(restated), frozenset(spelled)
 
 
 def _amount_words(text: str, other: str) -> list[int]:
@@ -517,6 +568,8 @@ def _amount_words(text: str, other: str) -> list[int]:
     too, in any notation: "dollars" in "eighteen hundred dollars" when the other side says "$1,800"."""
     stated = quantities.quantities(other)
     amounts = [(start, end) for start, end, amount in quantities.spans(text) if amount in stated]
+    if not amounts:
+        return []
     return [
         index
         for index, (_, start, end, _) in enumerate(content_spans(text))

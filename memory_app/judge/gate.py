@@ -93,6 +93,15 @@ def coverage_bounds(
     return CoverageBounds(lo, hi)
 
 
+def restated(bounds: CoverageBounds, indices: frozenset[int]) -> CoverageBounds:
+    """`bounds` once the words at `indices` count as exact counterparts (1.0), as
+    features.lexical_alignment sets them; an index past the words is ignored there too."""
+    inside = [i for i in indices if i < len(bounds.lo)]
+    lo, hi = bounds.lo.copy(), bounds.hi.copy()
+    lo[inside] = hi[inside] = 1.0
+    return CoverageBounds(lo, hi)
+
+
 @dataclass(frozen=True)
 class AlignmentBounds:
     """Ranges of the fields of alignment.Alignment, each taken on its own (a box, so a bound)."""

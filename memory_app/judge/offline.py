@@ -23,7 +23,7 @@ from memory_app.judge.features import (
     cosine_distance,
     pair_facts,
 )
-from memory_app.judge.policy import DISTINCT_SURE
+from memory_app.judge.policy import DISTINCT_SURE, acts_on
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
@@ -168,6 +168,34 @@ class OfflineJudge:
         prefetch_tokens(pairs, cal)
         return [judge_pair(old, new_text, distance, cal) for old, new_text, distance in pairs]
 
+    def judge_for_decision(
+        self, new: JudgeItem, candidates: list[JudgeItem], *, review_below: float
+    ) -> list[Judgement]:
+        """Judgements from which `policy.decide(..., review_below=review_below)` takes the decision
+        it would take from `judge()`'s, running the token model only when that decision needs it.
+
+        The rules and the gate judge every pair from its words first. When one of them gives an
+        actionable verdict that no pair still waiting for the word alignment can outbid (their
+        confidence is at most the gate's bound), those pairs are left unjudged: each gets a
+        placeholder, a `distinct` verdict at DISTINCT_SURE that decide() passes over, with a
+        reason saying so. Otherwise the waiting pairs are judged in full, their texts' token
+        vectors fetched in one call (stored rows, then one batched forward pass)."""
+        cal = self.calibration
+        pairs = [(c.text, new.text, _distance(new, c)) for c in candidates]
+        found: list[Judgement | None] = [spelled_judgement(*pair, cal) for pair in pairs]
+        waiting = [i for i, judgement in enumerate(found) if judgement is None]
+        if not waiting:
+            return [j for j in found if j is not None]
+        decided = _decided_without(found, waiting, pairs, cal, review_below=review_below)
+        if decided is not None:
+            reason = f"not judged: the verdict on candidate {decided} decides"
+            placeholder = Judgement("distinct", DISTINCT_SURE, reason=reason)
+            return [placeholder if j is None else j for j in found]
+        token_encoder().tokens([text for i in waiting for text in pairs[i][:2]])
+        for i in waiting:
+            found[i] = judge_pair(*pairs[i], cal)
+        return [j for j in found if j is not None]
+
     def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None:
         """Token vectors for every (new, old) pair that will need them, in one forward pass: for a
         caller that judges many pairs one call at a time (load-time collapse)."""
@@ -178,15 +206,49 @@ def _distance(new: JudgeItem, old: JudgeItem) -> float | None:
     return old.distance if old.distance is not None else cosine_distance(new.embedding, old.embedding)
 
 
+def spelled_judgement(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement | None:
+    """judge_pair's verdict when the rules or the gate give it from the words alone (or the pair's
+    alignment is known already), else None: the verdict needs the word alignment."""
+    try:
+        with alignment_deferred():
+            return judge_pair(old, new, distance, cal)
+    except AlignmentDeferred:
+        return None
+
+
+def _decided_without(
+    found: Sequence[Judgement | None],
+    waiting: Sequence[int],
+    pairs: Sequence[tuple[str, str, float | None]],
+    cal: Calibration,
+    *,
+    review_below: float,
+) -> int | None:
+    """The candidate whose known verdict decide() acts on whatever the waiting pairs' verdicts turn
+    out to be, or None. A waiting pair's verdict comes after the gate: a duplicate at its exact
+    probability (at most the bound), an update capped below review_below, or a distinct one, so
+    its confidence as an actionable verdict is at most its bound. decide() takes the most
+    confident actionable verdict, the lower index on a tie; the known one must win against every
+    bound."""
+    known = [
+        (judgement.confidence, i)
+        for i, judgement in enumerate(found)
+        if judgement is not None and acts_on(judgement, review_below=review_below)
+    ]
+    if not known:
+        return None
+    confidence, index = max(known, key=lambda item: (item[0], -item[1]))
+    for i in waiting:
+        bound = duplicate_probability_bound(pair_facts(*pairs[i]), cal)
+        if bound > confidence or (bound == confidence and i < index):
+            return None
+    return index
+
+
 def needs_alignment(old: str, new: str, distance: float | None, cal: Calibration) -> bool:
     """Whether judge_pair reads the word alignment for this pair: the rules and the gate decide
     most pairs from the words' spelling alone."""
-    try:
-        with alignment_deferred():
-            judge_pair(old, new, distance, cal)
-    except AlignmentDeferred:
-        return True
-    return False
+    return spelled_judgement(old, new, distance, cal) is None
 
 
 def prefetch_tokens(pairs: Sequence[tuple[str, str, float | None]], cal: Calibration) -> None:

@@ -32,6 +32,14 @@ class DecisionPolicy(Protocol):
     def __call__(self, judgements: list[Judgement], *, review_below: float) -> Decision: ...
 
 
+def acts_on(judgement: Judgement, *, review_below: float) -> bool:
+    """Whether decide() may act on this judgement by itself (merge or supersede), not review it."""
+    if judgement.relation == "distinct":
+        return False
+    needed = max(review_below, SUPERSEDE_SURE) if judgement.relation == "update" else review_below
+    return judgement.confidence >= needed
+
+
 def decide(judgements: list[Judgement], *, review_below: float) -> Decision:
     """Act on the most confident actionable judgement; otherwise review the most confident doubt.
 
@@ -45,8 +53,7 @@ def decide(judgements: list[Judgement], *, review_below: float) -> Decision:
             if judgement.confidence < DISTINCT_SURE:
                 doubtful.append((1.0 - judgement.confidence, index))
             continue
-        needed = max(review_below, SUPERSEDE_SURE) if judgement.relation == "update" else review_below
-        if judgement.confidence >= needed:
+        if acts_on(judgement, review_below=review_below):
             actionable.append((judgement.confidence, index))
         else:
             doubtful.append((judgement.confidence, index))

@@ -24,6 +24,7 @@ from django.utils import timezone
 from memory_app.db import advisory_xact_lock
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
+from memory_app.judge.base import DecidingJudge
 from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -326,7 +327,11 @@ def _judge(
             judge = get_judge(config.judge)
         # The candidates' stored token vectors stand in for a forward pass of the token model.
         with memory_tokens_source(tenant=tenant, memories=[(n.memory_id, n.text) for n in neighbours]):
-            judgements = judge.judge(new_item, candidates)
+            if isinstance(judge, DecidingJudge):
+                # Only the decision is acted on: pairs that cannot change it are not read further.
+                judgements = judge.judge_for_decision(new_item, candidates, review_below=config.review_below)
+            else:
+                judgements = judge.judge(new_item, candidates)
         return decide(judgements, review_below=config.review_below), judgements
     except Exception:
         logger.warning("relation judge %r failed; storing without dedup", config.judge, exc_info=True)
