@@ -411,10 +411,9 @@ def _written_words(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0), m.start(), m.end()) for m in _WRITTEN_WORD.finditer(text)]
 
 
-@lru_cache(maxsize=65536)
 def _restates(word: str, other: str) -> bool:
-    """`word` written as `other` with a slip or as its short form. Cached: the rows of a search
-    or a scope meet one another in many pairs, and their words with them."""
+    """`word` written as `other` with a slip or as its short form (what `_restated_in` asks of
+    every word of a text at once)."""
     return spelling_variant(word, other) or short_form(word, other)
 
 
@@ -427,10 +426,12 @@ class _WrittenText:
     folded: tuple[str, ...]  # per span, the word as `_restates` compares it
     written: tuple[tuple[str, int, int], ...]
     initials: tuple[str, ...]
-    # The only words `_restates` can accept for a given word: a slip keeps the length within one
-    # (spelling_variant), a short form shares the first letter (short_form).
-    by_length: dict[int, tuple[str, ...]]
+    # The only words short_form can accept for a given word: those with its first letter.
     by_first: dict[str, tuple[str, ...]]
+    # spelling_variant as set lookups: the words long enough for a slip, and every string one of
+    # them gives with one letter left out (a word that is one of those is the slip of a longer one).
+    slip_words: frozenset[str]
+    slip_deletions: frozenset[str]
 
 
 @lru_cache(maxsize=8192)
@@ -438,36 +439,42 @@ def _written_text(text: str) -> _WrittenText:
     spans = tuple(content_spans(text))
     folded = tuple(text[s:e].casefold().removesuffix("'s") for _, s, e, _ in spans)
     written = tuple(_written_words(text))
-    by_length: dict[int, list[str]] = {}
     by_first: dict[str, list[str]] = {}
     for word in folded:
-        by_length.setdefault(len(word), []).append(word)
         if word:
             by_first.setdefault(word[0], []).append(word)
+    slip_words = frozenset(w for w in folded if len(w) >= _TYPO_FROM)
     return _WrittenText(
         spans=spans,
         folded=folded,
         written=written,
         initials=tuple(w[0].casefold() for w, _, _ in written),
-        by_length={length: tuple(words) for length, words in by_length.items()},
         by_first={first: tuple(words) for first, words in by_first.items()},
+        slip_words=slip_words,
+        slip_deletions=frozenset(
+            w[:i] + w[i + 1 :] for w in slip_words if len(w) > _TYPO_FROM for i in range(len(w))
+        ),
     )
 
 
 def _restated_in(word: str, other: _WrittenText) -> bool:
-    """Whether `_restates(word, w)` holds for any content word w of `other`, asking only the words
-    it can hold for: spelling_variant needs both at least _TYPO_FROM long and lengths within one,
-    short_form a word two or more letters longer with the same first letter."""
+    """Whether `_restates(word, w)` holds for any content word w of `other`, without comparing word
+    pairs: a slip (spelling_variant, both at least _TYPO_FROM long) is `word` with a letter left out,
+    a letter added, or two different neighbours exchanged, each a set lookup; a short form needs a
+    word two or more letters longer with the same first letter."""
     size = len(word)
     if size >= _TYPO_FROM:
-        for length in (size - 1, size, size + 1):
-            if any(_restates(word, w) for w in other.by_length.get(length, ())):
-                return True
-    if size >= _SHORT_FORM_FROM:
-        longer = (w for w in other.by_first.get(word[0], ()) if len(w) >= size + 2)
-        if any(_restates(word, w) for w in longer):
+        if word in other.slip_deletions:  # a letter of a longer word left out
             return True
-    return False
+        words = other.slip_words
+        if size > _TYPO_FROM and any(word[:i] + word[i + 1 :] in words for i in range(size)):
+            return True  # a letter added to a shorter word
+        for i in range(size - 1):
+            if word[i] != word[i + 1] and word[:i] + word[i + 1] + word[i] + word[i + 2 :] in words:
+                return True  # two different neighbours exchanged
+    return size >= _SHORT_FORM_FROM and any(
+        len(w) >= size + 2 and short_form(word, w) for w in other.by_first.get(word[0], ())
+    )
 
 
 def lexical_counterparts(text: str, other: str) -> tuple[set[int], set[int]]:
