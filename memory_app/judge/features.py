@@ -516,9 +516,11 @@ def _amount_words(text: str, other: str) -> list[int]:
     too, in any notation: "dollars" in "eighteen hundred dollars" when the other side says "$1,800"."""
     stated = quantities.quantities(other)
     amounts = [(start, end) for start, end, amount in quantities.spans(text) if amount in stated]
+    if not amounts:  # most texts state none: no need to walk their words
+        return []
     return [
         index
-        for index, (_, start, end, _) in enumerate(content_spans(text))
+        for index, (_, start, end, _) in enumerate(_written_text(text).spans)
         if any(lo <= start and end <= hi for lo, hi in amounts)
     ]
 
