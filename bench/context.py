@@ -2,8 +2,9 @@
 
 One tenant and one user holding N episodic memories (bench/store_data.py's synthetic scope, loaded
 with COPY into a database of its own, `memory_bench_context_<rows>`, kept between runs), a short-term
-session of 20 messages, and the default budget (CONTEXT_ALL_MAX_TOKENS). Every query is new text, so
-each call embeds it with the model (no embedding-cache hit). Two query classes:
+session of 20 messages, and the default budget (CONTEXT_ALL_MAX_TOKENS). Every query is new text and
+the tenant's embedding cache is emptied before the calls, so each call embeds its query with the
+model (no embedding-cache hit), in every run. Two query classes:
 - specific: three words of one stored memory (what a question about one thing looks like);
 - common: the same plus "user likes", words every stored row holds (the worst case for BM25's
   matched set).
@@ -116,10 +117,14 @@ def embedding_p50(count: int) -> float:
 def bench_size(rows: int, count: int, *, reload: bool) -> dict:
     from django.conf import settings
 
+    from memory_app.models import EmbeddingCacheEntry
     from memory_app.selectors.context import ContextRequest, context_all
 
     tenant = prepare(rows, reload=reload)
     ensure_session(tenant)
+    # The queries are the same texts in every run (fixed seeds): without this, a second run on the
+    # kept database would find each one in the embedding cache and never run the model.
+    EmbeddingCacheEntry.objects.filter(tenant=tenant).delete()
     # warm-up: the model, the connection, the plans
     for text in queries(rows, 5, False, seed=99):
         context_all(tenant=tenant, request=ContextRequest(query=text, user_id=store_data.SCOPE["user_id"]))

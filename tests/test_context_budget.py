@@ -119,18 +119,33 @@ def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkey
     memories_with_embeddings(tenant, ["User likes hiking in the Alps"], user_id="u1")
     memories_with_embeddings(tenant, ["The Alps' highest peak is Mont Blanc"], kind="semantic")
     embedded: list[str] = []
-    real = search.embed_text
+    real = search.embed_texts_begin
 
-    def counting(text, *, tenant):  # type: ignore[no-untyped-def]
-        embedded.append(text)
-        return real(text, tenant=tenant)
+    def counting(texts, *, tenant):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return real(texts, tenant=tenant)
 
-    monkeypatch.setattr(search, "embed_text", counting)
+    monkeypatch.setattr(search, "embed_texts_begin", counting)
     body = tenant_a.client.post(
         "/api/v1/context/all", {"query": "hiking in the Alps", "user_id": "u1"}, format="json"
     ).json()
     assert body["counts"]["episodic"] == 1 and body["counts"]["semantic"] == 1
     assert embedded == ["hiking in the Alps"]
+
+
+@pytest.mark.django_db
+def test_context_all_caches_the_query_embedding_once_its_parts_have_run(tenant_a):
+    from memory_app.embeddings.keys import CacheKeys
+    from memory_app.models import EmbeddingCacheEntry
+
+    tenant = tenant_a.tenant
+    memories_with_embeddings(tenant, ["User likes hiking in the Alps"], user_id="u1")
+    body = tenant_a.client.post(
+        "/api/v1/context/all", {"query": "a walk in the Alps", "user_id": "u1"}, format="json"
+    ).json()
+    assert body["counts"]["episodic"] == 1
+    digest = CacheKeys.of(tenant.pk).exact("a walk in the Alps")
+    assert EmbeddingCacheEntry.objects.filter(tenant=tenant, content_hash=digest).count() == 1
 
 
 @pytest.mark.django_db

@@ -63,3 +63,18 @@ def test_the_local_provider_gives_the_same_vectors_with_and_without_batching(bat
     with override_settings(EMBEDDING_LOCAL_BATCHING=batching):
         vectors = provider.embed(texts)
     np.testing.assert_allclose(vectors, local_embed(texts), atol=1e-5)
+
+
+def test_a_submitted_text_is_embedded_while_the_caller_goes_on_and_waited_for_later() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow(texts: list[str]) -> np.ndarray:
+        started.set()
+        release.wait(10)
+        return local_embed(texts)
+
+    batcher = MicroBatcher(slow, wait_seconds=0.0, max_batch=8)
+    wait = batcher.submit(["User prefers morning workouts"])  # returns before the pass ends
+    assert started.wait(10)
+    release.set()
+    np.testing.assert_allclose(wait(), local_embed(["User prefers morning workouts"]), atol=1e-5)

@@ -305,3 +305,29 @@ def test_restating_a_word_is_mutual(word, other):
     forward = judge_features._restated_in(word, judge_features._written_text(f"Then {other}"))
     backward = judge_features._restated_in(other, judge_features._written_text(f"Then {word}"))
     assert forward == backward
+
+
+def _near_spellings(word: str) -> list[str]:
+    """`word` with each one-letter slip: a letter left out, doubled, substituted, or two neighbours
+    exchanged, plus longer words it could abbreviate."""
+    out = {word, word + "ing", word[0] + "x" + word[1:] + "s"}
+    for i in range(len(word)):
+        out.add(word[:i] + word[i + 1 :])
+        out.add(word[:i] + word[i] + word[i:])
+        out.add(word[:i] + "b" + word[i + 1 :])
+        if i + 1 < len(word):
+            out.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+    return sorted(w for w in out if w)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcde", min_size=1, max_size=10), st.data())
+def test_the_set_lookups_find_a_restating_word_exactly_when_a_word_pair_check_does(word, data):
+    candidates = _near_spellings(word) + _near_spellings(word + "a")
+    others = data.draw(st.lists(st.sampled_from(candidates), max_size=6))
+    other = " ".join(["Then", *others])
+    written = judge_features._written_text(other)
+    every_word = any(
+        judge_features._restates(word, w) or judge_features._restates(w, word) for w in written.folded
+    )
+    assert judge_features._restated_in(word, written) == every_word

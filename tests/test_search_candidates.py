@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory_app.selectors.candidates import fulltext_candidates, vector_candidates
+from memory_app.selectors.candidates import fulltext_candidates, indexed_scopes, vector_candidates
 from memory_app.selectors.search_types import SearchFilters
 from tests.factories import MemoryFactory, unit_vector
 
@@ -62,6 +62,23 @@ def test_an_empty_scope_returns_no_candidates(tenant_a):
         vector_candidates(tenant=tenant_a.tenant, filters=filters, query_embedding=unit_vector(1), k=10) == []
     )
     assert fulltext_candidates(tenant=tenant_a.tenant, filters=filters, query="memory", k=10) == []
+
+
+def test_an_empty_scope_is_counted_and_not_searched(tenant_a, django_assert_num_queries):
+    from memory_app.selectors.lexical import bm25_candidates
+
+    MemoryFactory(tenant=tenant_a.tenant, user_id="someone", text="memory of someone")
+    filters = SearchFilters(user_id="nobody")
+    indexed_scopes(tenant=tenant_a.tenant)  # read once, then remembered for a while
+    with django_assert_num_queries(1):  # the scope's count, no candidate statement
+        found = vector_candidates(
+            tenant=tenant_a.tenant, filters=filters, query_embedding=unit_vector(1), k=10
+        )
+    assert found == []
+    with django_assert_num_queries(1):
+        assert bm25_candidates(tenant=tenant_a.tenant, filters=filters, query="memory", k=10) == []
+    someone = SearchFilters(user_id="someone")
+    assert bm25_candidates(tenant=tenant_a.tenant, filters=someone, query="memory", k=10) != []
 
 
 def test_a_non_positive_k_returns_nothing(tenant_a):

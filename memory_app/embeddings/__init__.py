@@ -7,13 +7,14 @@ is this package's business (see docs/ARCHITECTURE.md, "Embeddings").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from memory_app.conf import embeddings_config
 from memory_app.embeddings.breaker import provider_embed
-from memory_app.embeddings.cache import cached_embed
+from memory_app.embeddings.cache import cached_embed_begin
 from memory_app.embeddings.providers import get_provider
 from memory_app.embeddings.stats import BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
@@ -28,6 +29,29 @@ def embedding_model_name() -> str:
     return str(embeddings_config().model)
 
 
+class EmbeddingJob(Protocol):
+    """An embed call that may still be running (`embed_texts_begin`)."""
+
+    def vectors(self) -> np.ndarray:
+        """The rows in input order; waits for the provider, raises its error."""
+        ...
+
+    def finish(self) -> np.ndarray:
+        """`vectors()`, then the cache rows and statistics written (once)."""
+        ...
+
+
+@dataclass
+class _Ready:
+    rows: np.ndarray
+
+    def vectors(self) -> np.ndarray:
+        return self.rows
+
+    def finish(self) -> np.ndarray:
+        return self.rows
+
+
 def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     """n x 384 float32, L2-normalised, in input order; the cache is applied per text.
 
@@ -37,7 +61,14 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     Raises ApplicationError only when the provider itself fails (after its retries); a broken
     cache costs a warning and a provider call, never an error.
     """
+    return embed_texts_begin(texts, tenant=tenant).finish()
 
+
+def embed_texts_begin(texts: Sequence[str], *, tenant: Tenant | None) -> EmbeddingJob:
+    """`embed_texts` in two steps: the cache is read now and the local model started on its batcher's
+    thread, so the caller can do other work (a search reads full text) before it asks the returned
+    job for `vectors()`; `finish()` also writes the cache rows, and a caller inside a read-only
+    transaction may call it after that transaction. Another provider answers before this returns."""
     items = list(texts)
     bad = [i for i, text in enumerate(items) if not isinstance(text, str)]
     if bad:
@@ -47,9 +78,9 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
         )
     provider = get_provider()
     if not items:
-        return np.zeros((0, provider.dimensions), dtype=np.float32)
+        return _Ready(np.zeros((0, provider.dimensions), dtype=np.float32))
     if embeddings_config().cache_enabled:
-        return cached_embed(items, provider, tenant_id=tenant.pk if tenant is not None else None)
+        return cached_embed_begin(items, provider, tenant_id=tenant.pk if tenant is not None else None)
     vectors = provider_embed(provider, items)
     stats_record(
         model=provider.model,
@@ -61,7 +92,7 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
         hit_entry_ids=[],
         tenant_id=tenant.pk if tenant is not None else None,
     )
-    return vectors
+    return _Ready(vectors)
 
 
 def embed_text(text: str, *, tenant: Tenant | None) -> np.ndarray:

@@ -30,6 +30,13 @@ class _Request:
     result: np.ndarray | None = None
     error: BaseException | None = None
 
+    def wait(self) -> np.ndarray:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
 
 class MicroBatcher:
     def __init__(
@@ -51,18 +58,21 @@ class MicroBatcher:
         threading.Thread(target=self._loop, name="embedding-batcher", daemon=True).start()
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self.submit(texts)()
+
+    def submit(self, texts: list[str]) -> Callable[[], np.ndarray]:
+        """Queue `texts` and return at once; the returned function waits for their rows (or raises
+        the pass's error). The caller may do other work meanwhile: the pass runs on this batcher's
+        thread, and torch releases the GIL while it computes."""
         if len(texts) >= self.max_batch:  # already a full batch on its own
-            return self._embed(texts)
+            vectors = self._embed(texts)
+            return lambda: vectors
         request = _Request(texts=list(texts))
         self._ensure_worker()
         with self._cond:
             self._queue.append(request)
             self._cond.notify()
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None
-        return request.result
+        return request.wait
 
     def _take(self) -> list[_Request]:
         """The next batch: what is queued, plus what arrives within wait_seconds, up to max_batch."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,3 +107,15 @@ def provider_embed(provider: EmbeddingProvider, texts: list[str]) -> np.ndarray:
         raise
     breaker.succeeded()
     return vectors
+
+
+def provider_embed_begin(provider: EmbeddingProvider, texts: list[str]) -> Callable[[], np.ndarray]:
+    """Start embedding `texts`; the returned function waits for the rows. The local model runs on
+    its batcher's thread meanwhile (`embed_begin`), so the caller can do other work; a remote
+    provider, behind the breaker, is called now as `provider_embed` does."""
+    begin = getattr(provider, "embed_begin", None)
+    if provider.is_remote or begin is None:
+        vectors = provider_embed(provider, texts)
+        return lambda: vectors
+    wait: Callable[[], np.ndarray] = begin(texts)
+    return wait

@@ -24,8 +24,8 @@ from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
 from memory_app.conf import embeddings_config
-from memory_app.db import fetch_all
-from memory_app.embeddings.breaker import provider_embed
+from memory_app.db import execute, fetch_all, set_local_sql
+from memory_app.embeddings.breaker import provider_embed_begin
 from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
 from memory_app.embeddings.providers import EmbeddingProvider
@@ -89,6 +89,15 @@ class _Item:
 
 
 def cached_embed(texts: list[str], provider: EmbeddingProvider, *, tenant_id: int | None) -> np.ndarray:
+    return cached_embed_begin(texts, provider, tenant_id=tenant_id).finish()
+
+
+def cached_embed_begin(
+    texts: list[str], provider: EmbeddingProvider, *, tenant_id: int | None
+) -> PendingEmbedding:
+    """The cache tiers now, and the provider started for the misses (`provider_embed_begin`: the
+    local model runs on its batcher's thread while the caller goes on). The rows come from the
+    returned object's `vectors()`, and `finish()` writes the new cache rows and the statistics."""
     model = provider.model
     keys = CacheKeys.of(tenant_id)
     items: dict[str, _Item] = {}
@@ -106,31 +115,69 @@ def cached_embed(texts: list[str], provider: EmbeddingProvider, *, tenant_id: in
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
     if near and todo:
         todo = _near_tier(keys, model, todo)
-    if todo:
-        _embed_misses(provider, todo, keys=keys, with_proxy=near)
-    for item in items.values():
-        if item.leader is not None:
-            item.vector = item.leader.vector
-
-    out = np.empty((len(texts), provider.dimensions), dtype=np.float32)
-    counts = BatchCounts(provider_calls=provider.requests_for([i.text for i in todo]) if todo else 0)
-    hit_ids: list[int] = []
-    for item in items.values():
-        out[item.positions] = item.vector
-        _count(counts, item, model)
-        if item.hit_entry is not None:
-            hit_ids.append(item.hit_entry)
-    stats_record(model=model, counts=counts, hit_entry_ids=hit_ids, tenant_id=tenant_id)
-    logger.debug(
-        "embed batch model=%s texts=%d exact=%d normalized=%d near=%d misses=%d",
-        model,
-        len(texts),
-        counts.exact_hits,
-        counts.normalized_hits,
-        counts.near_hits,
-        counts.misses,
+    wait = provider_embed_begin(provider, [item.text for item in todo]) if todo else None
+    return PendingEmbedding(
+        count=len(texts), provider=provider, keys=keys, items=items, todo=todo, near=near, wait=wait
     )
-    return out
+
+
+@dataclass
+class PendingEmbedding:
+    """One embed call between its cache lookups and its provider's answer (`cached_embed_begin`)."""
+
+    count: int
+    provider: EmbeddingProvider
+    keys: CacheKeys
+    items: dict[str, _Item]
+    todo: list[_Item]  # the misses, in the order the provider was given them
+    near: bool
+    wait: Callable[[], np.ndarray] | None
+    _out: np.ndarray | None = None
+    _finished: bool = False
+
+    def vectors(self) -> np.ndarray:
+        """The rows in input order, once the provider has answered (its error is raised here)."""
+        if self._out is None:
+            if self.wait is not None:
+                for item, vector in zip(self.todo, self.wait(), strict=True):
+                    item.vector, item.tier = vector, "miss"
+                    item.tokens = count_tokens(item.text, self.provider.model)
+            for item in self.items.values():
+                if item.leader is not None:
+                    item.vector = item.leader.vector
+            out = np.empty((self.count, self.provider.dimensions), dtype=np.float32)
+            for item in self.items.values():
+                out[item.positions] = item.vector
+            self._out = out
+        return self._out
+
+    def finish(self) -> np.ndarray:
+        """`vectors()`, with the misses written to the cache and the call counted (once)."""
+        out = self.vectors()
+        if self._finished:
+            return out
+        self._finished = True
+        model = self.provider.model
+        if self.todo:
+            _cache_misses(self.provider, self.todo, keys=self.keys, with_proxy=self.near)
+        todo_texts = [i.text for i in self.todo]
+        counts = BatchCounts(provider_calls=self.provider.requests_for(todo_texts) if self.todo else 0)
+        hit_ids: list[int] = []
+        for item in self.items.values():
+            _count(counts, item, model)
+            if item.hit_entry is not None:
+                hit_ids.append(item.hit_entry)
+        stats_record(model=model, counts=counts, hit_entry_ids=hit_ids, tenant_id=self.keys.tenant_id)
+        logger.debug(
+            "embed batch model=%s texts=%d exact=%d normalized=%d near=%d misses=%d",
+            model,
+            self.count,
+            counts.exact_hits,
+            counts.normalized_hits,
+            counts.near_hits,
+            counts.misses,
+        )
+        return out
 
 
 def _count(counts: BatchCounts, item: _Item, model: str) -> None:
@@ -289,13 +336,9 @@ def _batch_leader(model: str, item: _Item, leaders: list[_Item]) -> _Item | None
     return None
 
 
-def _embed_misses(
+def _cache_misses(
     provider: EmbeddingProvider, todo: list[_Item], *, keys: CacheKeys, with_proxy: bool
 ) -> None:
-    vectors = provider_embed(provider, [item.text for item in todo])
-    for item, vector in zip(todo, vectors, strict=True):
-        item.vector, item.tier = vector, "miss"
-        item.tokens = count_tokens(item.text, provider.model)
     if health.broken or not embeddings_config().cache_enabled:
         return
     rows = [
@@ -314,7 +357,18 @@ def _embed_misses(
         for item in todo
     ]
     # A concurrent writer may have cached the same text a moment ago: theirs is as good as ours.
-    _guarded("insert", lambda: EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True))
+    _guarded("insert", lambda: _insert(rows))
+
+
+def _insert(rows: list[EmbeddingCacheEntry]) -> None:
+    if connection.in_atomic_block:  # the caller's transaction (a savepoint of it): its durability stays
+        EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True)
+        return
+    with transaction.atomic():
+        # On its own the commit need not wait for the WAL flush: a row lost in a server crash is
+        # only a cache miss, embedded again on the next call (a search paid ~3-7 ms for the flush).
+        execute(*set_local_sql({"synchronous_commit": "off"}))
+        EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def _vec(value: object) -> np.ndarray:

@@ -7,6 +7,7 @@ batching as it needs. It knows nothing about the cache: `embed_texts` puts the c
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -42,9 +43,16 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embed_begin(texts)()
+
+    def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
+        """Start the forward pass and return a function that waits for its rows: with batching the
+        pass runs on the batcher's thread while the caller goes on (a search reads full text)."""
         if embeddings_config().local_batching:  # one forward pass for concurrent requests
-            return np.asarray(local_batcher().embed(texts))
-        return local_embed(texts)
+            wait = local_batcher().submit(texts)
+            return lambda: np.asarray(wait())
+        vectors = local_embed(texts)
+        return lambda: vectors
 
     def requests_for(self, texts: list[str]) -> int:
         return 1 if texts else 0
@@ -82,13 +90,32 @@ class _Recorded:
         return getattr(self.inner, name)
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embed_begin(texts)()
+
+    def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
+        """The inner provider's `embed_begin` when it has one (the local model), else `embed` now;
+        the outcome is recorded when the rows are waited for."""
+        begin = getattr(self.inner, "embed_begin", None)
         try:
-            vectors = self.inner.embed(texts)
+            if begin is None:
+                vectors = self.inner.embed(texts)
+                wait: Callable[[], np.ndarray] = lambda: vectors  # noqa: E731
+            else:
+                wait = begin(texts)
         except Exception as exc:
             health.record_failure(f"{type(exc).__name__}: {exc}")
             raise
-        health.record_success()
-        return vectors
+
+        def finished() -> np.ndarray:
+            try:
+                rows = wait()
+            except Exception as exc:
+                health.record_failure(f"{type(exc).__name__}: {exc}")
+                raise
+            health.record_success()
+            return rows
+
+        return finished
 
 
 def _build(key: tuple[str, str, int, OpenAIEmbeddingConfig]) -> EmbeddingProvider:

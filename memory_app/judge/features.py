@@ -442,10 +442,9 @@ def _written_words(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0), m.start(), m.end()) for m in _WRITTEN_WORD.finditer(text)]
 
 
-@lru_cache(maxsize=65536)
 def _restates(word: str, other: str) -> bool:
-    """`word` written as `other` with a slip or as its short form. Cached: the rows of a search
-    or a scope meet one another in many pairs, and their words with them."""
+    """`word` written as `other` with a slip or as its short form (what `_restated_in` asks of
+    every word of a text at once)."""
     return spelling_variant(word, other) or short_form(word, other)
 
 
@@ -458,15 +457,17 @@ class _WrittenText:
     folded: tuple[str, ...]  # per span, the word as `_restates` compares it
     written: tuple[tuple[str, int, int], ...]
     initials: tuple[str, ...]
-    # The only words `_restates` can accept for a given word: a slip keeps the length within one
-    # (spelling_variant), a short form shares the first letter (short_form).
-    by_length: dict[int, tuple[str, ...]]
+    # The only words short_form can accept for a given word: those with its first letter.
     by_first: dict[str, tuple[str, ...]]
     # What an acronym of the other text can stand for here, by its letters: the first written
     # words of the runs of _ACRONYM_LENGTHS words with those initials, and the content words
     # written in camel case (index, number of parts) with those initials.
     runs: dict[tuple[int, str], tuple[int, ...]]
     camel: dict[str, tuple[tuple[int, int], ...]]
+    # spelling_variant as set lookups: the words long enough for a slip, and every string one of
+    # them gives with one letter left out (a word that is one of those is the slip of a longer one).
+    slip_words: frozenset[str]
+    slip_deletions: frozenset[str]
 
 
 # An acronym has two to five letters (lexical_counterparts).
@@ -478,10 +479,8 @@ def _written_text(text: str) -> _WrittenText:
     spans = tuple(content_spans(text))
     folded = tuple(text[s:e].casefold().removesuffix("'s") for _, s, e, _ in spans)
     written = tuple(_written_words(text))
-    by_length: dict[int, list[str]] = {}
     by_first: dict[str, list[str]] = {}
     for word in folded:
-        by_length.setdefault(len(word), []).append(word)
         if word:
             by_first.setdefault(word[0], []).append(word)
     initials = tuple(w[0].casefold() for w, _, _ in written)
@@ -494,40 +493,47 @@ def _written_text(text: str) -> _WrittenText:
         parts = _CAMEL_PARTS.findall(text[s:e])
         if len(parts) > 1:
             camel.setdefault(_initials(parts), []).append((j, len(parts)))
+    slip_words = frozenset(w for w in folded if len(w) >= _TYPO_FROM)
     return _WrittenText(
         spans=spans,
         folded=folded,
         written=written,
         initials=initials,
-        by_length={length: tuple(words) for length, words in by_length.items()},
         by_first={first: tuple(words) for first, words in by_first.items()},
         runs={key: tuple(firsts) for key, firsts in runs.items()},
         camel={key: tuple(found) for key, found in camel.items()},
+        slip_words=slip_words,
+        slip_deletions=frozenset(
+            w[:i] + w[i + 1 :] for w in slip_words if len(w) > _TYPO_FROM for i in range(len(w))
+        ),
     )
 
 
 def _restated_in(word: str, other: _WrittenText) -> bool:
     """Whether `_restates(word, w)` or `_restates(w, word)` holds for any content word w of
-    `other`, asking only the words it can hold for: spelling_variant needs both at least _TYPO_FROM
-    long and lengths within one, short_form a word two or more letters longer with the same first
-    letter (either side may be the short one)."""
+    `other`, without comparing word pairs for slips: a slip (spelling_variant, both at least
+    _TYPO_FROM long, the same either way round) is `word` with a letter left out, a letter added, or
+    two different neighbours exchanged, each a set lookup; a short form needs a word two or more
+    letters longer with the same first letter (either side may be the short one)."""
     size = len(word)
     if size >= _TYPO_FROM:
-        for length in (size - 1, size, size + 1):
-            if any(_restates(word, w) for w in other.by_length.get(length, ())):
-                return True
-    if size >= _SHORT_FORM_FROM:
-        longer = (w for w in other.by_first.get(word[0], ()) if len(w) >= size + 2)
-        if any(_restates(word, w) for w in longer):
+        if word in other.slip_deletions:  # a letter of a longer word left out
             return True
-    if size >= _SHORT_FORM_FROM + 2:
-        # The other way round: `other` writes this word short ("Neovim" restated by "nvim",
-        # "PostgreSQL" by "Postgres"). Restating is mutual; read one way only, the long form stayed
-        # unmatched while its short form counted as restated.
-        shorter = (w for w in other.by_first.get(word[0], ()) if _SHORT_FORM_FROM <= len(w) <= size - 2)
-        if any(_restates(w, word) for w in shorter):
-            return True
-    return False
+        words = other.slip_words
+        if size > _TYPO_FROM and any(word[:i] + word[i + 1 :] in words for i in range(size)):
+            return True  # a letter added to a shorter word
+        for i in range(size - 1):
+            if word[i] != word[i + 1] and word[:i] + word[i + 1] + word[i] + word[i + 2 :] in words:
+                return True  # two different neighbours exchanged
+    firsts = other.by_first.get(word[0], ())
+    if size >= _SHORT_FORM_FROM and any(len(w) >= size + 2 and short_form(word, w) for w in firsts):
+        return True
+    # The other way round: `other` writes this word short ("Neovim" restated by "nvim",
+    # "PostgreSQL" by "Postgres"). Restating is mutual; read one way only, the long form stayed
+    # unmatched while its short form counted as restated.
+    return size >= _SHORT_FORM_FROM + 2 and any(
+        _SHORT_FORM_FROM <= len(w) <= size - 2 and short_form(w, word) for w in firsts
+    )
 
 
 @lru_cache(maxsize=8192)
@@ -568,11 +574,11 @@ def _amount_words(text: str, other: str) -> list[int]:
     too, in any notation: "dollars" in "eighteen hundred dollars" when the other side says "$1,800"."""
     stated = quantities.quantities(other)
     amounts = [(start, end) for start, end, amount in quantities.spans(text) if amount in stated]
-    if not amounts:
+    if not amounts:  # most texts state none: no need to walk their words
         return []
     return [
         index
-        for index, (_, start, end, _) in enumerate(content_spans(text))
+        for index, (_, start, end, _) in enumerate(_written_text(text).spans)
         if any(lo <= start and end <= hi for lo, hi in amounts)
     ]
 

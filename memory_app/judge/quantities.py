@@ -265,7 +265,14 @@ def _unit_after(tokens: list[_Token], index: int) -> tuple[str, int]:
     return (name, i - index + 1) if name else ("", 0)
 
 
-def _matches(text: str) -> list[_Match]:
+@lru_cache(maxsize=8192)
+def _matches(text: str) -> tuple[_Match, ...]:
+    """Every amount of `text` (frozen matches, so quantities, canonical and spans of one text share
+    one reading)."""
+    return tuple(_read_matches(text))
+
+
+def _read_matches(text: str) -> list[_Match]:
     tokens = _tokens(text)
     found: list[_Match] = []
     i = 0

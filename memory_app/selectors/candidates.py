@@ -193,7 +193,8 @@ def _statement(
     chosen = scope_plan(tenant=tenant, filters=filters) if plan is None else ScopePlan(plan, None)
     exact = _exact_statement(where=where, params=params, vector=vector, k=k)
     if chosen.plan == "exact":
-        return "exact", exact, exact
+        # A scope counted empty (a tenant without a knowledge base) has no candidate to look for.
+        return ("empty" if chosen.scope_rows == 0 else "exact"), exact, exact
     if chosen.plan not in ("partial_index", "hnsw_iterative"):
         raise ValueError(f"unknown plan {chosen.plan!r}")
     ef_search = chosen.ef_search or (
@@ -219,6 +220,8 @@ def vector_candidates(
     name, statement, exact = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
+    if name == "empty":
+        return []
     rows = _run(statement)
     if len(rows) < k and statement is not exact:
         # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 
 from memory_app.conf import context_config
@@ -28,7 +27,7 @@ from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.retrieval.packing import PartLines, compose
 from memory_app.selectors.procedures import procedure_suggest
-from memory_app.selectors.search import memory_search, query_embedding_of
+from memory_app.selectors.search import QueryEmbedding, memory_search
 from memory_app.selectors.search_types import SearchFilters
 from memory_app.selectors.sessions import session_find, session_messages
 
@@ -96,10 +95,10 @@ class Part:
 
 @dataclass
 class Call:
-    """What the parts of one call share: the query embedded once (None: not yet, or it failed and
-    each search degrades on its own) and where the time went."""
+    """What the parts of one call share: the query embedded once (None: not asked for; a failed
+    embedding makes each search degrade on its own) and where the time went."""
 
-    embedding: np.ndarray | None = None
+    embedding: QueryEmbedding | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -274,6 +273,9 @@ PARTS: dict[str, Callable[[Tenant, ContextRequest, Call], Part]] = {
 }
 # The order of the parts in the formatted text.
 SHOWN = ("short_term", "semantic", "episodic", "procedural")
+# The order the parts run in: the short-term part needs no vector, so it runs while the model
+# computes the query's (as does the episodic search's full-text step).
+RUN = ("short_term", "episodic", "semantic", "procedural")
 
 
 def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
@@ -283,26 +285,34 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     began = time.perf_counter()
     if request.include_episodic or request.include_semantic:
         # Embedded once for both searches (each would otherwise look the text up in the embedding
-        # cache again). A failure leaves None, and each search then degrades on its own.
-        call.embedding = query_embedding_of(request.query, tenant)
+        # cache again), started now and waited for by the first search that needs the vector. A
+        # failure makes each search degrade on its own.
+        call.embedding = QueryEmbedding(request.query, tenant)
     began = _lap(call, "embedding", began)
     found: dict[str, Part] = {}
-    for name, part in PARTS.items():
-        if not getattr(request, f"include_{name}"):
-            continue
-        try:
-            with transaction.atomic(using=read_alias()):
-                found[name] = part(tenant, request, call)
-        except ApplicationError as exc:
-            result.errors.append({"part": name, "code": exc.code, "message": exc.message})
-        except Exception as exc:  # one failed part (embedding provider, database) never fails the call
-            if replica_failure(exc):
-                raise  # run_read answers the whole call from the primary instead
-            logger.warning("context part %s failed: %s", name, exc, exc_info=True)
-            result.errors.append(
-                {"part": name, "code": "unavailable", "message": f"{type(exc).__name__}: {exc}"}
-            )
-        began = _lap(call, name, began)
+    try:
+        for name in RUN:
+            if not getattr(request, f"include_{name}"):
+                continue
+            try:
+                with transaction.atomic(using=read_alias()):
+                    found[name] = PARTS[name](tenant, request, call)
+            except ApplicationError as exc:
+                result.errors.append({"part": name, "code": exc.code, "message": exc.message})
+            except Exception as exc:  # one failed part (embedding provider, database) never fails the call
+                if replica_failure(exc):
+                    raise  # run_read answers the whole call from the primary instead
+                logger.warning("context part %s failed: %s", name, exc, exc_info=True)
+                result.errors.append(
+                    {"part": name, "code": "unavailable", "message": f"{type(exc).__name__}: {exc}"}
+                )
+            began = _lap(call, name, began)
+    finally:
+        if call.embedding is not None:
+            # The query's cache row, outside the parts' read transactions (none waits for it).
+            call.embedding.finish()
+            began = _lap(call, "embedding.cache", began)
+    result.errors.sort(key=lambda error: list(PARTS).index(error["part"]))  # in priority order
     composed = compose(
         {
             name: PartLines(found[name].lines, found[name].title, found[name].display)

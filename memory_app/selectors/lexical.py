@@ -140,7 +140,10 @@ def bm25_candidates(
     cap = search_config().bm25_term_cap
     cached = _remembered(key)
     small = max(cap, search_config().exact_max_rows)
-    if cached is None and scope_rows(tenant=tenant, filters=filters, cap=small) <= small:
+    counted = scope_rows(tenant=tenant, filters=filters, cap=small) if cached is None else None
+    if counted == 0:  # an empty scope (a tenant without a knowledge base): nothing to score
+        return []
+    if counted is not None and counted <= small:
         rows = _whole_match(q, query=query, key=key, cached=None)
     else:
         rows = _capped(q, query=query, key=key, cap=cap, cached=cached)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from pgvector.django import MaxInnerProduct
 
 from memory_app.conf import search_config
-from memory_app.embeddings import embed_text
+from memory_app.embeddings import EmbeddingJob, embed_texts_begin
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
 from memory_app.judge.calibration import load_calibration
@@ -80,13 +80,47 @@ class _Phases:
         self._last = now
 
 
+class QueryEmbedding:
+    """The query's vector, started before it is needed: the embedding cache is read at once and the
+    local model runs on its batcher's thread while a hybrid search reads full text (BM25 needs no
+    vector). `get()` waits for it; None when the provider failed (search then runs on full text
+    only, never a 500). `finish()` writes its cache row: a caller holding a read transaction
+    (/context/all's parts) calls it after that transaction rather than inside it."""
+
+    def __init__(self, query: str, tenant: Tenant) -> None:
+        self._job: EmbeddingJob | None = None
+        self._vector: np.ndarray | None = None
+        try:
+            self._job = embed_texts_begin([query], tenant=tenant)
+        except Exception as exc:  # a failed provider degrades search to full text, never a 500
+            self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        log.warning("query embedding failed (%s); searching full text only", exc)
+        self._job = None
+
+    def get(self) -> np.ndarray | None:
+        if self._vector is None and self._job is not None:
+            try:
+                self._vector = np.asarray(self._job.vectors()[0], dtype=np.float32)
+            except Exception as exc:
+                self._failed(exc)
+        return self._vector
+
+    def finish(self) -> None:
+        if self._job is not None and self.get() is not None:
+            try:
+                self._job.finish()
+            except Exception as exc:  # the vector is there; only its cache row was not written
+                log.warning("query embedding not cached (%s)", exc)
+
+
 def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
     """The query's vector, or None when the provider fails (search then runs on full text only)."""
-    try:
-        return np.asarray(embed_text(query, tenant=tenant), dtype=np.float32)
-    except Exception as exc:  # a failed provider degrades search to full text, never a 500
-        log.warning("query embedding failed (%s); searching full text only", exc)
-        return None
+    pending = QueryEmbedding(query, tenant)
+    vector = pending.get()
+    pending.finish()
+    return vector
 
 
 def _lexical(
@@ -139,12 +173,13 @@ def memory_search(
     limit: int = 10,
     mode: str = "hybrid",
     options: SearchOptions | None = None,
-    query_embedding: np.ndarray | None = None,
+    query_embedding: np.ndarray | QueryEmbedding | None = None,
 ) -> SearchResult:
     """The best `limit` entries for `query` in the filtered scope of `tenant`.
 
-    `query_embedding`: the query's vector when the caller already has it (/context/all embeds the
-    question once for all its parts); None embeds it here."""
+    `query_embedding`: the query's vector, or its QueryEmbedding, when the caller has started it
+    (/context/all embeds the question once for all its parts, and finishes it itself); None embeds
+    it here."""
     if mode not in MODES:
         raise ApplicationError(
             f"mode must be one of {', '.join(MODES)}",
@@ -160,20 +195,37 @@ def memory_search(
     k = max(fetch, opts.candidates)
 
     phases = _Phases()
-    embedding = None
+    embedding: np.ndarray | None = None
+    pending: QueryEmbedding | None = None
     if mode in ("vector", "hybrid"):
-        embedding = query_embedding if query_embedding is not None else query_embedding_of(query, tenant)
+        if isinstance(query_embedding, QueryEmbedding):
+            pending = query_embedding
+        elif query_embedding is not None:
+            embedding = query_embedding
+        else:
+            pending = QueryEmbedding(query, tenant)
     phases.lap("embedding")
+    lexical: list[Candidate] | None = None
+    if mode == "hybrid":
+        # Full text first: BM25 needs no vector, so it runs while the model computes the query's.
+        lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+        phases.lap("lexical")
+    if pending is not None:
+        embedding = pending.get()
+        if pending is not query_embedding:
+            pending.finish()
+        phases.lap("embedding_wait")
     degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
     effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
     vector: list[Candidate] = []
-    lexical: list[Candidate] = []
     if embedding is not None:
         vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
     phases.lap("vector")
-    if effective_mode in ("fulltext", "hybrid"):
-        lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
-    phases.lap("lexical")
+    if lexical is None:
+        lexical = []
+        if effective_mode in ("fulltext", "hybrid"):
+            lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+        phases.lap("lexical")
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
     ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=embedding)
     phases.lap("rows")
