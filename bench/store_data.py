@@ -25,7 +25,12 @@ DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-DATA_VERSION = 6  # 5: token rows (bench/tokens_data.py); 6: fillfactor 70 (migration 0012)
+# 5: token rows (bench/tokens_data.py); 6: fillfactor 70 (migration 0012); 7: the judge's word
+# rules no longer count pronoun contractions ("I'm", "they're"), so the token rows of ~740 of the
+# ~2,170 real sentences counted more words than the rules now give and were ignored (the judge ran
+# the model for them).
+# The synthetic texts have no apostrophes: their rows, and the search and load tables, still fit.
+DATA_VERSION = 7
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}

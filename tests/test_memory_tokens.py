@@ -3,8 +3,11 @@ judge meets stored texts, never trusted for a text they were not computed from. 
 
 from __future__ import annotations
 
+from io import StringIO
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 
 from memory_app.judge import alignment
 from memory_app.judge.calibration import load_calibration
@@ -14,7 +17,12 @@ from memory_app.models import Memory, MemoryTokens
 from memory_app.retrieval.dedup import clear_verdict_cache
 from memory_app.selectors.compaction import ScopeKey
 from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
-from memory_app.selectors.tokens import memory_tokens_load, memory_tokens_missing_count, memory_tokens_source
+from memory_app.selectors.tokens import (
+    memory_tokens_load,
+    memory_tokens_missing_count,
+    memory_tokens_source,
+    memory_tokens_stale,
+)
 from memory_app.services.maintenance.compaction import judge_tools, scope_compact
 from memory_app.services.store.edit import memory_update
 from memory_app.services.store.forget import memories_purge
@@ -203,6 +211,77 @@ def test_the_backfill_computes_the_missing_rows_and_nothing_twice(encoder):
     fresh = alignment.TokenEncoder()._encode([OLD])[OLD]
     loaded = memory_tokens_load(tenant=tenant, memories=[(memory.pk, OLD)])[OLD]
     assert np.array_equal(loaded.vectors, fresh.vectors)
+
+
+# "they're" was a content word until the judge's word rules dropped pronoun contractions.
+CONTRACTED = "Caroline says they're adopting a child next spring"
+
+
+def _row(memory: Memory, *, words: int, fill: float) -> MemoryTokens:
+    """A row of the memory's current text (the digest fits) with `words` vectors of one value."""
+    return MemoryTokens.objects.create(
+        memory=memory,
+        tenant_id=memory.tenant_id,
+        text_digest=alignment.text_digest(memory.text),
+        words=words,
+        vectors=np.full((words, alignment.TOKEN_DIMENSIONS), fill, dtype=np.float16).tobytes(),
+    )
+
+
+def _reindex_tokens(tenant, *args: str) -> str:
+    out = StringIO()
+    call_command("reindex", "--tokens", "--tenant", tenant.slug, *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_reindex_tokens_reports_and_refreshes_a_row_counted_by_older_word_rules_and_leaves_fitting_rows_alone(
+    encoder, monkeypatch
+):
+    with monkeypatch.context() as older_rules:
+        older_rules.setattr(alignment, "_function_contraction", lambda word: False)
+        old_words = len(alignment.content_spans(CONTRACTED))
+    assert old_words == len(alignment.spelled(CONTRACTED)[0]) + 1
+    tenant = TenantFactory()
+    stale = _row(MemoryFactory(tenant=tenant, text=CONTRACTED), words=old_words, fill=0.5)
+    fitting = _row(MemoryFactory(tenant=tenant, text=OLD), words=len(alignment.spelled(OLD)[0]), fill=0.25)
+    assert memory_tokens_load(tenant=tenant, memories=[(stale.memory_id, CONTRACTED)]) == {}
+
+    out = _reindex_tokens(tenant)
+    assert "0 active memories without stored token vectors" in out
+    assert "1 whose stored word count" in out
+    assert "dry run" in out
+    stale.refresh_from_db()
+    assert stale.words == old_words  # the dry run wrote nothing
+
+    assert "stored token vectors of 1 memories" in _reindex_tokens(tenant, "--apply")
+    loaded = memory_tokens_load(tenant=tenant, memories=[(stale.memory_id, CONTRACTED)])[CONTRACTED]
+    fresh = alignment.TokenEncoder()._encode([CONTRACTED])[CONTRACTED]
+    assert loaded.stems == fresh.stems and np.array_equal(loaded.vectors, fresh.vectors)
+    untouched = MemoryTokens.objects.get(memory_id=fitting.memory_id)
+    assert bytes(untouched.vectors) == bytes(fitting.vectors)  # its made-up vectors are still there
+    assert encoder.encoded == 1  # only the stale text went through the model
+    assert "0 whose stored word count" in _reindex_tokens(tenant)
+
+
+def test_the_stale_row_scan_reads_page_after_page_and_skips_rows_of_an_older_text():
+    tenant = TenantFactory()
+
+    def stale_row(text: str, **fields) -> MemoryTokens:
+        memory = MemoryFactory(tenant=tenant, text=text, **fields)
+        return _row(memory, words=len(alignment.spelled(text)[0]) + 1, fill=0.5)
+
+    first = stale_row(CONTRACTED)
+    _row(MemoryFactory(tenant=tenant, text=OLD), words=len(alignment.spelled(OLD)[0]), fill=0.5)
+    edited = stale_row(NEW)
+    Memory.objects.filter(pk=edited.memory_id).update(text=OLD + " again")  # memory_tokens_missing's
+    last = stale_row("Melanie says we're moving to Boston")
+    stale_row("Jon says I'm opening a dance studio", status="superseded")
+    batches = list(memory_tokens_stale(tenant=tenant, batch_size=1, chunk=1))
+    assert batches == [
+        [(first.memory_id, tenant.pk, CONTRACTED)],
+        [(last.memory_id, tenant.pk, "Melanie says we're moving to Boston")],
+    ]
+    assert list(memory_tokens_stale(tenant=TenantFactory(), batch_size=1)) == []
 
 
 def test_a_reindex_keeps_the_token_vectors_its_embedding_pass_computed(encoder):

@@ -5,6 +5,11 @@ results and compaction. Each wraps its judging in `memory_tokens_source`, so the
 reads the rows of the memories it is handed (one query for all the texts it lacks, and only when
 it lacks any) instead of running the model again. A row that no longer fits its memory's text is
 ignored and the encoder computes the vectors, exactly as it would without the table.
+
+The backfill (`services/store/tokens.memory_tokens_fill`) reads from here which memories lack a
+fitting row: `memory_tokens_missing` (no row of the current text, found in SQL) and
+`memory_tokens_stale` (a row of the current text whose word count the judge's current word rules
+no longer give, found in Python from the text: only the rules know what a content word is).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from contextlib import contextmanager
 
 from django.db.models import BinaryField, Exists, Func, OuterRef, QuerySet, Value
 
-from memory_app.judge.alignment import TextTokens, stored_tokens, text_digest, tokens_from_bytes
+from memory_app.judge.alignment import TextTokens, spelled, stored_tokens, text_digest, tokens_from_bytes
 from memory_app.models import Memory, MemoryTokens, Tenant
 from memory_app.models.memory import MemoryStatus
 
@@ -69,12 +74,64 @@ def _missing(tenant: Tenant | None) -> QuerySet[Memory]:
     return qs.exclude(Exists(fitting))
 
 
-def memory_tokens_missing(*, tenant: Tenant | None, after: int, limit: int) -> list[tuple[int, int, str]]:
-    """(id, tenant_id, text) of the next `limit` such memories after id `after`, in id order."""
-    return list(
-        _missing(tenant).filter(pk__gt=after).order_by("pk").values_list("pk", "tenant_id", "text")[:limit]
-    )
+def memory_tokens_missing(*, tenant: Tenant | None, batch_size: int) -> Iterator[list[tuple[int, int, str]]]:
+    """Batches of (id, tenant_id, text) of such memories, in id order; each query starts after the
+    last id read, so memories the caller fills meanwhile are not read again."""
+    after = 0
+    while True:
+        batch = list(
+            _missing(tenant)
+            .filter(pk__gt=after)
+            .order_by("pk")
+            .values_list("pk", "tenant_id", "text")[:batch_size]
+        )
+        if not batch:
+            return
+        yield batch
+        after = batch[-1][0]
 
 
 def memory_tokens_missing_count(*, tenant: Tenant | None) -> int:
     return _missing(tenant).count()
+
+
+# Stored rows the word-count check reads per query (ids, text, digest and count: ~100 bytes a row).
+SCAN_CHUNK = 2000
+
+
+def memory_tokens_stale(
+    *, tenant: Tenant | None, batch_size: int, chunk: int = SCAN_CHUNK
+) -> Iterator[list[tuple[int, int, str]]]:
+    """Batches of (id, tenant_id, text) of active memories whose row is of their current text but
+    holds another number of content words than `spelled(text)` now gives: rows written before the
+    judge's word rules changed, which every reader ignores (`tokens_from_bytes`) until rewritten.
+
+    The rows are read in memory id order, `chunk` per query (the primary key's order), with only
+    the columns the check needs, never the vectors; the check runs in Python without the model. A
+    batch is handed out as soon as `batch_size` are found, and the scan goes on after the last id
+    read, so the rows the caller rewrites meanwhile are not read again. A row of an older text is
+    `memory_tokens_missing`'s, not this one's."""
+    rows = MemoryTokens.objects.filter(memory__status=MemoryStatus.ACTIVE)
+    if tenant is not None:
+        rows = rows.filter(tenant=tenant)
+    columns = ("memory_id", "tenant_id", "memory__text", "words", "text_digest")
+    after = 0
+    found: list[tuple[int, int, str]] = []
+    while True:
+        page = list(rows.filter(memory_id__gt=after).order_by("memory_id").values_list(*columns)[:chunk])
+        if not page:
+            break
+        for memory_id, tenant_id, text, words, digest in page:
+            if words != len(spelled(text)[0]) and bytes(digest) == text_digest(text):
+                found.append((memory_id, tenant_id, text))
+                if len(found) == batch_size:
+                    yield found
+                    found = []
+        after = page[-1][0]
+    if found:
+        yield found
+
+
+def memory_tokens_stale_count(*, tenant: Tenant | None) -> int:
+    """How many rows `memory_tokens_stale` would hand out: a full scan, no model run."""
+    return sum(len(batch) for batch in memory_tokens_stale(tenant=tenant, batch_size=SCAN_CHUNK))

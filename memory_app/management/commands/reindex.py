@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Procedure, ReindexVector
-from memory_app.selectors.tokens import memory_tokens_missing_count
+from memory_app.selectors.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
     reindex_build,
     reindex_pending,
@@ -39,8 +39,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tokens",
             action="store_true",
-            help="only compute the judge's stored token vectors of active memories that have none "
-            "(or one of an older text), with the local model; nothing else is touched",
+            help="only compute the judge's stored token vectors of active memories that have none, "
+            "one of an older text, or one whose word count the judge's current word rules no longer "
+            "give (after an upgrade that changed them), with the local model; nothing else is touched",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -93,11 +94,16 @@ class Command(BaseCommand):
         )
 
     def _tokens(self, tenant: Any, *, apply: bool) -> None:
+        missing = memory_tokens_missing_count(tenant=tenant)
+        # Reads every stored row's text and applies the word rules in Python (no model run).
+        stale = memory_tokens_stale_count(tenant=tenant)
+        self.stdout.write(
+            f"{missing} active memories without stored token vectors of their text, {stale} whose "
+            "stored word count the judge's current word rules no longer give"
+        )
         if not apply:
-            missing = memory_tokens_missing_count(tenant=tenant)
-            self.stdout.write(
-                f"{missing} active memories without stored token vectors (--apply: compute them)"
-            )
+            self.stdout.write("dry run: nothing written (use --apply: compute them)")
             return
-        done = memory_tokens_fill(tenant=tenant)
+        with tqdm(total=missing + stale, desc="token vectors", unit="memory", disable=None) as bar:
+            done = memory_tokens_fill(tenant=tenant, on_batch=bar.update)
         self.stdout.write(f"stored token vectors of {done} memories")

@@ -4,18 +4,19 @@ Every path that creates a memory or changes its text keeps the vectors the token
 holds for that text: the forward pass that embedded it (local provider) or the judge's own
 computation. None of them runs the model for the table; a text the encoder does not hold gets no
 row, and the judge computes it when it first needs it. `memory_tokens_fill` (`manage.py reindex
---tokens`) computes the missing rows in the background, with the model.
+--tokens`) computes the missing and stale rows in the background, with the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 
 from django.db import transaction
 
 from memory_app.judge.alignment import text_digest, token_encoder, tokens_bytes
 from memory_app.models import MemoryTokens, Tenant
-from memory_app.selectors.tokens import memory_tokens_missing
+from memory_app.selectors.tokens import memory_tokens_missing, memory_tokens_stale
 
 # What an upsert of a memory's row replaces (the row of an older text of the same memory).
 TOKEN_FIELDS = ["text_digest", "words", "vectors"]
@@ -52,17 +53,22 @@ def memory_tokens_save(*, tenant: Tenant, memories: Sequence[tuple[int, str]]) -
     return len(rows)
 
 
-def memory_tokens_fill(*, tenant: Tenant | None, batch_size: int = 64) -> int:
-    """Compute and keep the vectors of every active memory that has no fitting row (the backfill:
-    memories stored by a remote provider and never judged, rows from before the table). Runs the
-    token model, batch by batch, each batch committed on its own, so it resumes where it stopped."""
+def memory_tokens_fill(
+    *, tenant: Tenant | None, batch_size: int = 64, on_batch: Callable[[int], None] | None = None
+) -> int:
+    """Compute and keep the vectors of every active memory that has no fitting row: none or one of
+    an older text (memories stored by a remote provider and never judged, rows from before the
+    table), then rows whose word count the judge's current word rules no longer give (written
+    before those rules changed: every reader ignores them, so each such text costs a model run
+    wherever it is judged). Runs the token model, batch by batch, each batch committed on its own, so an
+    interrupted run resumes: what it rewrote fits and is not found again."""
     done = 0
-    after = 0
     encoder = token_encoder()
-    while True:
-        batch = memory_tokens_missing(tenant=tenant, after=after, limit=batch_size)
-        if not batch:
-            return done
+    batches = itertools.chain(
+        memory_tokens_missing(tenant=tenant, batch_size=batch_size),
+        memory_tokens_stale(tenant=tenant, batch_size=batch_size),
+    )
+    for batch in batches:
         encoder.tokens([text for _, _, text in batch])
         by_tenant: dict[int, list[tuple[int, str]]] = {}
         for memory_id, tenant_id, text in batch:
@@ -77,4 +83,6 @@ def memory_tokens_fill(*, tenant: Tenant | None, batch_size: int = 64) -> int:
                     update_fields=TOKEN_FIELDS,
                 )
                 done += len(rows)
-        after = batch[-1][0]
+        if on_batch:
+            on_batch(len(batch))
+    return done
