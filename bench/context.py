@@ -70,7 +70,7 @@ def queries(rows: int, count: int, common: bool, seed: int) -> list[str]:
 
 def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def]
     from memory_app.api.views.coordinator import ContextAllApi
-    from memory_app.selectors.context import ContextRequest, context_all
+    from memory_app.selectors.context.turn import ContextRequest, context_all
 
     latencies, tokens = [], []
     phases: dict[str, list[float]] = {}
@@ -118,7 +118,7 @@ def bench_size(rows: int, count: int, *, reload: bool) -> dict:
     from django.conf import settings
 
     from memory_app.models import EmbeddingCacheEntry
-    from memory_app.selectors.context import ContextRequest, context_all
+    from memory_app.selectors.context.turn import ContextRequest, context_all
 
     tenant = prepare(rows, reload=reload)
     ensure_session(tenant)

@@ -68,9 +68,10 @@ def main() -> None:
     args = parser.parse_args()
     django.setup()
     from memory_app.embeddings.local import local_embed
-    from memory_app.judge import JudgeItem, alignment
-    from memory_app.judge.calibration import load_calibration
+    from memory_app.judge import JudgeItem
+    from memory_app.judge.calibration.params import load_calibration
     from memory_app.judge.offline import OfflineJudge
+    from memory_app.judge.signals import alignment
 
     first, _, last = args.conversations.partition("-")
     conversations = [0] if args.quick else list(range(int(first), int(last or first) + 1))

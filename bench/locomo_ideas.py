@@ -64,7 +64,7 @@ def embeddings(name: str, texts: list[str]) -> np.ndarray:
 def bm25(
     docs: list[dict[str, float]], idx: np.ndarray, query: dict[str, int], *, k1: float, b: float
 ) -> np.ndarray:
-    """BM25 over one conversation; document length = distinct lexemes, as selectors/lexical.py."""
+    """BM25 over one conversation; document length = distinct lexemes, as selectors/search/lexical.py."""
     sub = [docs[i] for i in idx]
     lengths = np.array([len(d) for d in sub], dtype=float)
     avg = lengths.mean()

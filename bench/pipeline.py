@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=0)
     args = parser.parse_args()
     django.setup()
-    from memory_app.judge.calibration import load_calibration
+    from memory_app.judge.calibration.params import load_calibration
     from memory_app.judge.offline import OfflineJudge
     from memory_app.retrieval.clustering import cosine_distances, dbscan
     from memory_app.retrieval.dedup import clear_verdict_cache, dedup_groups

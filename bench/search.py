@@ -58,7 +58,7 @@ class ScopeClass:
 def scope_classes(
     spec: search_data.Spec, tenant_id: int, n: int, rng: np.random.Generator
 ) -> list[ScopeClass]:
-    from memory_app.selectors.search_types import SearchFilters as F
+    from memory_app.selectors.search.types import SearchFilters as F
 
     base = f"SELECT id, embedding FROM memory_app_memory WHERE tenant_id = {int(tenant_id)} AND "
     small = [f"user-{u}" for u in rng.choice(spec.small_users, size=min(n, spec.small_users), replace=False)]
@@ -103,7 +103,7 @@ def scope_vectors(cls: ScopeClass, index: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def measure(cls: ScopeClass, queries: np.ndarray, k: int, plan: str | None, truth_cache: dict):  # type: ignore[no-untyped-def]
-    from memory_app.selectors.candidates import scope_plan, vector_candidates
+    from memory_app.selectors.search.candidates import scope_plan, vector_candidates
 
     tenant = measure.tenant  # type: ignore[attr-defined]
     times, recalls, plans, sizes = [], [], Counter(), []
@@ -139,7 +139,7 @@ def without_partial_indexes():  # type: ignore[no-untyped-def]
     """Measure the shared index alone: drop the partial ones inside a transaction, then roll back."""
     from django.db import connection, transaction
 
-    from memory_app.selectors.candidates import forget_indexed_scopes
+    from memory_app.selectors.search.candidates import forget_indexed_scopes
 
     with transaction.atomic():
         sid = transaction.savepoint()

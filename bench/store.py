@@ -91,7 +91,7 @@ class JudgeClock:
 
     @contextlib.contextmanager
     def attached(self) -> Iterator[None]:
-        from memory_app.judge.alignment import token_encoder
+        from memory_app.judge.signals.alignment import token_encoder
         from memory_app.services.store import write
 
         original = write._judge
@@ -199,8 +199,8 @@ def time_batches(tenant, items, *, dedup: bool) -> dict:  # type: ignore[no-unty
 def time_candidates(tenant, items, *, exact: bool) -> dict:  # type: ignore[no-untyped-def]
     from django.db import transaction
 
-    from memory_app.judge.calibration import load_calibration
-    from memory_app.selectors.neighbours import Scope, scope_neighbours
+    from memory_app.judge.calibration.params import load_calibration
+    from memory_app.selectors.store.neighbours import Scope, scope_neighbours
 
     scope = Scope(store_data.SCOPE["user_id"], store_data.SCOPE["namespace"], store_data.SCOPE["kind"])
     radius = load_calibration(store_data.MODEL).candidate_radius
@@ -237,7 +237,7 @@ def fresh_judge_caches() -> None:
     import pkgutil
 
     import memory_app.judge
-    from memory_app.judge import alignment
+    from memory_app.judge.signals import alignment
 
     alignment._encoder = None
     for info in pkgutil.iter_modules(memory_app.judge.__path__):
@@ -252,7 +252,7 @@ def bench_size(rows: int, stores: int, *, reload: bool) -> dict:
     from django.conf import settings
     from django.db import connection
 
-    from memory_app.selectors.neighbours import Scope, scope_is_small
+    from memory_app.selectors.store.neighbours import Scope, scope_is_small
 
     tenant = prepare(rows, reload=reload)
     with connection.cursor() as cur:

@@ -33,7 +33,7 @@ def _stem_vector(stem: str) -> np.ndarray:
 
 def synthetic_row(text: str) -> tuple[int, bytes]:
     """(words, float16 bytes) of a synthetic text: a seeded unit vector per content word."""
-    from memory_app.judge.alignment import spelled
+    from memory_app.judge.signals.alignment import spelled
 
     stems, _ = spelled(text)
     if not stems:
@@ -43,7 +43,7 @@ def synthetic_row(text: str) -> tuple[int, bytes]:
 
 def real_rows(texts: Iterable[str]) -> dict[str, tuple[int, bytes]]:
     """(words, bytes) of real sentences from the local model (the encoder's own vectors)."""
-    from memory_app.judge.alignment import token_encoder, tokens_bytes
+    from memory_app.judge.signals.alignment import token_encoder, tokens_bytes
 
     texts = list(dict.fromkeys(texts))
     out = {}
@@ -56,7 +56,7 @@ def real_rows(texts: Iterable[str]) -> dict[str, tuple[int, bytes]]:
 
 def copy_tokens(raw, *, tenant_id: int, log: Callable[[str], None], real: Iterable[str] = ()) -> int:  # type: ignore[no-untyped-def]
     """One token row per memory of the tenant (the memories' COPY is committed), by COPY."""
-    from memory_app.judge.alignment import text_digest
+    from memory_app.judge.signals.alignment import text_digest
 
     started = time.perf_counter()
     known = real_rows(real)

@@ -143,7 +143,7 @@ def llm_config() -> LLMConfig:
 class SearchConfig:
     """Search: candidate plans and HNSW settings, ranking, load-time dedup, clustering, MMR."""
 
-    # Candidate generation (selectors/candidates.py).
+    # Candidate generation (selectors/search/candidates.py).
     exact_max_rows: int
     hnsw_ef_search: int
     partial_ef_search: int
@@ -160,7 +160,7 @@ class SearchConfig:
     lexical: str
     bm25_k1: float
     bm25_b: float
-    # Above this many rows of a scope, a query word held by more rows selects none (selectors/lexical.py).
+    # Above this many rows of a scope, a query word held by more rows selects none (selectors/search/lexical.py).
     bm25_term_cap: int
     context_weight: float
     decay_half_life_days: float

@@ -324,7 +324,7 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
 
-# --- Search candidates (selectors/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
+# --- Search candidates (selectors/search/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
 # Scopes up to this many rows are searched exactly (B-tree selection, exact distance order).
 SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 5000, minimum=0, maximum=100_000_000)
 # hnsw.ef_search for the shared HNSW index (filtered, iterative scan) and for per-scope partial ones.
@@ -400,7 +400,7 @@ SEARCH_LEXICAL = env_choice("SEARCH_LEXICAL", "bm25", ("bm25", "ts_rank"))
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0, maximum=10.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0, maximum=1.0)
 # In a scope over SEARCH_EXACT_MAX_ROWS rows (or this, if larger), a query word held by more than this
-# many rows only adds to the scores of rows a rarer word selects (selectors/lexical.py,
+# many rows only adds to the scores of rows a rarer word selects (selectors/search/lexical.py,
 # retrieval/bm25.py); smaller scopes are scored in one statement as they always were.
 SEARCH_BM25_TERM_CAP = env_int("SEARCH_BM25_TERM_CAP", 1000, minimum=10, maximum=100_000_000)
 # How much a word of a memory's `context` counts against a word of its text.
@@ -427,7 +427,7 @@ CONTEXT_CONFIDENCE_WEIGHT = env_float("CONTEXT_CONFIDENCE_WEIGHT", 0.4, minimum=
 CONTEXT_MAX_TOKENS = env_int("CONTEXT_MAX_TOKENS", 1000, minimum=1, maximum=1_000_000)
 CONTEXT_CANDIDATES = env_int("CONTEXT_CANDIDATES", 200, minimum=1, maximum=10_000)
 # POST /context/all: default budget, and the shares of it each part may use first; what a part
-# leaves unused flows to the others (selectors/context.py). Shares are normalised to sum to 1.
+# leaves unused flows to the others (selectors/context/turn.py). Shares are normalised to sum to 1.
 CONTEXT_ALL_MAX_TOKENS = env_int("CONTEXT_ALL_MAX_TOKENS", 2000, minimum=1, maximum=1_000_000)
 CONTEXT_ALL_SHARES = {
     "short_term": env_float("CONTEXT_ALL_SHARE_SHORT_TERM", 0.3, minimum=0.0, maximum=1.0),

@@ -53,8 +53,8 @@ _NOT_ROWS = re.compile(
 # module path (relative to memory_app/) or "module:function" → why it may span tenants
 ALLOW: dict[str, str] = {
     "admin/": "the Django admin is the operators' cross-tenant view (lists, filters, dashboard)",
-    "selectors/dashboard.py": "the admin dashboard sums every tenant",
-    "selectors/ops_stats.py": "`memory_stats`: store-wide sizes and counts for operators",
+    "selectors/stats/dashboard.py": "the admin dashboard sums every tenant",
+    "selectors/stats/ops.py": "`memory_stats`: store-wide sizes and counts for operators",
     "services/maintenance/expiry.py": (
         "the expiry sweep visits every tenant's expired rows through a partial index"
     ),

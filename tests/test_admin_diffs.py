@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memory_app.admin.diffs import Segment, render_segments, word_diff
+from memory_app.admin.review.diffs import Segment, render_segments, word_diff
 
 
 def test_word_diff_marks_only_the_words_that_differ():

@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_app.admin.charts import _nice_max, grouped_bars_svg, stacked_hbars_svg
+from memory_app.admin.dashboard.charts import _nice_max, grouped_bars_svg, stacked_hbars_svg
 from memory_app.models import DuplicateCluster, EmbeddingCacheStats, Memory, MemoryChange
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
@@ -160,7 +160,7 @@ def test_bar_chart_draws_one_bar_per_value_and_escapes_labels():
 
 @pytest.mark.django_db
 def test_dashboard_counts_changes_on_the_day_they_happened(reviewer):
-    from memory_app.selectors.dashboard import changes_per_day
+    from memory_app.selectors.stats.dashboard import changes_per_day
 
     tenant = TenantFactory()
     change = memory_merge(

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from memory_app.admin.tenancy import AgentProfileForm
 from memory_app.models import AgentProfile
 from memory_app.models.agent_config import AgentProfileConfig
-from memory_app.selectors.search_options import profile_overrides as search_overrides
+from memory_app.selectors.search.options import profile_overrides as search_overrides
 from memory_app.services.store.config import profile_overrides as store_overrides
 from tests.factories import TenantFactory
 

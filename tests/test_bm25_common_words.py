@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from memory_app.db import ElementFrequencies, element_frequencies, execute, fetch_all
 from memory_app.retrieval.bm25 import common_only_bound, common_words, idf, top_is_exact
-from memory_app.selectors import lexical
-from memory_app.selectors.lexical import bm25_candidates
-from memory_app.selectors.search_types import SearchFilters
+from memory_app.selectors.search import lexical
+from memory_app.selectors.search.lexical import bm25_candidates
+from memory_app.selectors.search.types import SearchFilters
 from tests.factories import MemoryFactory, TenantFactory
 
 FILTERS = SearchFilters(user_id="u1", kind="episodic", namespace="default")

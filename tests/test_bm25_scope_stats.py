@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_app.selectors import lexical
-from memory_app.selectors.lexical import bm25_candidates
-from memory_app.selectors.search_types import SearchFilters
+from memory_app.selectors.search import lexical
+from memory_app.selectors.search.lexical import bm25_candidates
+from memory_app.selectors.search.types import SearchFilters
 from tests.factories import MemoryFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db

@@ -113,7 +113,7 @@ def test_context_all_never_returns_more_than_max_tokens(tenant_a):
 
 @pytest.mark.django_db
 def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkeypatch):
-    import memory_app.selectors.search as search
+    import memory_app.selectors.search.query as search
 
     tenant = tenant_a.tenant
     memories_with_embeddings(tenant, ["User likes hiking in the Alps"], user_id="u1")

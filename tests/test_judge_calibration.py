@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_app.judge.calibration import calibration_path, clear_calibration_cache, load_calibration
-from memory_app.judge.features import FEATURE_NAMES
+from memory_app.judge.calibration.params import calibration_path, clear_calibration_cache, load_calibration
 from memory_app.judge.offline import duplicate_probability
+from memory_app.judge.signals.features import FEATURE_NAMES
 from project import env
 
 

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge import features as judge_features
 from memory_app.judge import merge_text
-from memory_app.judge import text_norm as tn
-from memory_app.judge.alignment import content_spans
-from memory_app.judge.features import (
+from memory_app.judge.signals import features as judge_features
+from memory_app.judge.signals import text_norm as tn
+from memory_app.judge.signals.alignment import content_spans
+from memory_app.judge.signals.features import (
     cosine_distance,
     lexical_counterparts,
     pair_facts,

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge import alignment, gate
-from memory_app.judge import features as judge_features
-from memory_app.judge.alignment import MATCHED, TextTokens, align, coverage, spelled
 from memory_app.judge.base import JudgeItem
-from memory_app.judge.calibration import Calibration, load_calibration
-from memory_app.judge.features import FEATURES, pair_facts
+from memory_app.judge.calibration.params import Calibration, load_calibration
 from memory_app.judge.offline import OfflineJudge, judge_pair, needs_alignment
 from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
+from memory_app.judge.signals import alignment, gate
+from memory_app.judge.signals import features as judge_features
+from memory_app.judge.signals.alignment import MATCHED, TextTokens, align, coverage, spelled
+from memory_app.judge.signals.features import FEATURES, pair_facts
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -200,7 +200,7 @@ def test_spelled_matches_what_the_token_encoder_records():
 
 def test_a_text_the_sentence_model_embedded_is_not_run_again_for_the_judge(monkeypatch):
     from memory_app.embeddings.local import local_embed
-    from memory_app.judge import alignment
+    from memory_app.judge.signals import alignment
 
     encoder = alignment.TokenEncoder()
     monkeypatch.setattr(alignment, "_encoder", encoder)
@@ -216,7 +216,7 @@ def test_a_text_the_sentence_model_embedded_is_not_run_again_for_the_judge(monke
 
 def test_a_text_longer_than_the_token_window_is_encoded_by_the_judge_itself(monkeypatch):
     from memory_app.embeddings.local import local_embed
-    from memory_app.judge import alignment
+    from memory_app.judge.signals import alignment
 
     encoder = alignment.TokenEncoder(max_tokens=8)
     monkeypatch.setattr(alignment, "_encoder", encoder)

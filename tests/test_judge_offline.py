@@ -6,9 +6,9 @@ import pytest
 
 from memory_app.embeddings import embed_texts
 from memory_app.judge import JudgeItem, get_judge
-from memory_app.judge.calibration import clear_calibration_cache
-from memory_app.judge.features import cosine_distance
+from memory_app.judge.calibration.params import clear_calibration_cache
 from memory_app.judge.policy import decide
+from memory_app.judge.signals.features import cosine_distance
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge import quantities as q
-from memory_app.judge.calibration import load_calibration
-from memory_app.judge.features import pair_facts
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.judge.merge import lost_facts
 from memory_app.judge.offline import judge_pair, vetoed
 from memory_app.judge.policy import decide
+from memory_app.judge.signals import quantities as q
+from memory_app.judge.signals.features import pair_facts
 
 # Ways to write one amount of each unit: symbol, code, name, abbreviation, attached or spaced.
 NOTATIONS = {
@@ -35,7 +35,7 @@ def _written(value: int, notation: str) -> str:
 
 
 def _numbers(text: str) -> frozenset[float]:
-    from memory_app.judge import text_norm as tn
+    from memory_app.judge.signals import text_norm as tn
 
     return tn.numbers(q.canonical(text))
 

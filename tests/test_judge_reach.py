@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_app.judge import reach
-from memory_app.judge.alignment import MATCHED, TextTokens, align, content_spans, coverage
+from memory_app.judge.signals import reach
+from memory_app.judge.signals.alignment import MATCHED, TextTokens, align, content_spans, coverage
 
 
 def test_letters_of_any_other_script_are_outside_what_the_judge_reads():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memory_app.embeddings import embed_texts
 from memory_app.judge import JudgeItem, get_judge
-from memory_app.judge.calibration import clear_calibration_cache
+from memory_app.judge.calibration.params import clear_calibration_cache
 from memory_app.judge.policy import decide
 from memory_app.models import Memory
 from memory_app.services.store.types import MemoryInput

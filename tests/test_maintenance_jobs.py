@@ -86,7 +86,7 @@ def test_scheduling_skips_a_tenant_whose_job_is_still_queued() -> None:
 
 @pytest.mark.django_db
 def test_compaction_takes_the_same_scope_lock_as_the_store_path() -> None:
-    from memory_app.selectors.neighbours import Scope
+    from memory_app.selectors.store.neighbours import Scope
     from memory_app.services.store.write import scope_lock_key as store_key
 
     tenant = TenantFactory()

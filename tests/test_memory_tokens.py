@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from memory_app.judge import alignment
-from memory_app.judge.calibration import load_calibration
-from memory_app.judge.features import pair_facts
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.judge.offline import judge_pair, needs_alignment
+from memory_app.judge.signals import alignment
+from memory_app.judge.signals.features import pair_facts
 from memory_app.models import Memory, MemoryTokens
 from memory_app.retrieval.dedup import clear_verdict_cache
 from memory_app.selectors.compaction import ScopeKey
-from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
-from memory_app.selectors.tokens import (
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.store.tokens import (
     memory_tokens_load,
     memory_tokens_missing_count,
     memory_tokens_source,

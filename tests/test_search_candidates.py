@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory_app.selectors.candidates import fulltext_candidates, indexed_scopes, vector_candidates
-from memory_app.selectors.search_types import SearchFilters
+from memory_app.selectors.search.candidates import fulltext_candidates, indexed_scopes, vector_candidates
+from memory_app.selectors.search.types import SearchFilters
 from tests.factories import MemoryFactory, unit_vector
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +65,7 @@ def test_an_empty_scope_returns_no_candidates(tenant_a):
 
 
 def test_an_empty_scope_is_counted_and_not_searched(tenant_a, django_assert_num_queries):
-    from memory_app.selectors.lexical import bm25_candidates
+    from memory_app.selectors.search.lexical import bm25_candidates
 
     MemoryFactory(tenant=tenant_a.tenant, user_id="someone", text="memory of someone")
     filters = SearchFilters(user_id="nobody")

@@ -8,14 +8,14 @@ from django.core.management import call_command
 from django.db import connection, transaction
 
 from memory_app.models import Memory, SearchScopeIndex
-from memory_app.selectors.candidates import (
+from memory_app.selectors.search.candidates import (
     explain_vector_candidates,
     forget_indexed_scopes,
     scope_plan,
     scope_rows,
     vector_candidates,
 )
-from memory_app.selectors.search_types import SearchFilters
+from memory_app.selectors.search.types import SearchFilters
 from memory_app.services.maintenance.search_indexes import search_indexes_sync
 from memory_app.text import normalized_hash
 from tests.factories import unit_vector

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory_app.selectors.neighbours import Scope, scope_is_small, scope_neighbours
+from memory_app.selectors.store.neighbours import Scope, scope_is_small, scope_neighbours
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories_store import at_distance
 
@@ -92,7 +92,7 @@ def test_the_plan_follows_the_scope_size(settings):
 
 
 def test_a_scope_counted_large_skips_the_count_until_the_entry_expires(settings, monkeypatch):
-    import memory_app.selectors.neighbours as neighbours
+    import memory_app.selectors.store.neighbours as neighbours
 
     tenant = TenantFactory()
     _scope_rows(tenant, unit_vector(5), [0.1, 0.2, 0.3])

@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.urls import path
 
-from memory_app.admin.dashboard import dashboard_view
+from memory_app.admin.dashboard.views import dashboard_view
 
 urlpatterns = [
     path("memory-dashboard/", admin.site.admin_view(dashboard_view), name="memory_dashboard"),

@@ -41,7 +41,7 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         return np.zeros((0, 384), dtype=np.float32)
     # The relation judge's word alignment reads this same forward pass's token vectors: kept, so
     # the texts the store path embeds never run the model a second time.
-    from memory_app.judge.alignment import forward_pass_tokens
+    from memory_app.judge.signals.alignment import forward_pass_tokens
 
     model = local_model()
     with forward_pass_tokens(model, texts):

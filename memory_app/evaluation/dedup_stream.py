@@ -28,7 +28,7 @@ from memory_app.judge.base import RelationJudge
 from memory_app.judge.llm import LLMJudge
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
-from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash

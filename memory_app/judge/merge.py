@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory_app.judge import lexicon, quantities
-from memory_app.judge import text_norm as tn
+from memory_app.judge.signals import lexicon, quantities
+from memory_app.judge.signals import text_norm as tn
 
 
 def information(text: str) -> int:

@@ -11,19 +11,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory_app.judge import gate, quantities, reach
-from memory_app.judge import text_norm as tn
-from memory_app.judge.alignment import token_encoder
 from memory_app.judge.base import JudgeItem, Judgement
-from memory_app.judge.calibration import Calibration, load_calibration
-from memory_app.judge.features import (
+from memory_app.judge.calibration.params import Calibration, load_calibration
+from memory_app.judge.policy import DISTINCT_SURE, acts_on
+from memory_app.judge.signals import gate, quantities, reach
+from memory_app.judge.signals import text_norm as tn
+from memory_app.judge.signals.alignment import token_encoder
+from memory_app.judge.signals.features import (
     AlignmentDeferred,
     PairFacts,
     alignment_deferred,
     cosine_distance,
     pair_facts,
 )
-from memory_app.judge.policy import DISTINCT_SURE, acts_on
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
@@ -42,7 +42,7 @@ def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
 
 
 def duplicate_probability_bound(facts: PairFacts, cal: Calibration) -> float:
-    """An upper bound of duplicate_probability() that never runs the token model (judge/gate.py)."""
+    """An upper bound of duplicate_probability() that never runs the token model (judge/signals/gate.py)."""
     if not cal.coef:
         return 0.0
     lo, hi = facts.intervals(cal.default_distance, cal.feature_names)

@@ -5,7 +5,7 @@ from django.db import models
 
 class MemoryTokens(models.Model):
     """The content-word vectors of a memory's text, kept so the relation judge never runs the token
-    model again for a stored text (judge/alignment.py: word alignment).
+    model again for a stored text (judge/signals/alignment.py: word alignment).
 
     Only what cannot be recomputed without the model is stored: the vectors, float16, row-major,
     `words` x 384. The stems and name flags come from the text itself (`alignment.spelled`). A row

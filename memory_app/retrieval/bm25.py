@@ -1,4 +1,4 @@
-"""The pure parts of BM25 candidate selection (selectors/lexical.py runs the SQL).
+"""The pure parts of BM25 candidate selection (selectors/search/lexical.py runs the SQL).
 
 A query word held by more than `cap` rows of the scope (a "common" word) no longer selects
 candidates: matching on it would score most of the scope, and its inverse document frequency is

@@ -27,8 +27,8 @@ from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.conf import context_config
 from memory_app.db_routing import run_read
-from memory_app.selectors.context import ContextRequest, context_all
-from memory_app.selectors.stats import stats_get
+from memory_app.selectors.context.turn import ContextRequest, context_all
+from memory_app.selectors.stats.counts import stats_get
 from memory_app.services.kinds.interactions import InteractionInput, interaction_store
 
 

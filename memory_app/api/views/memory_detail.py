@@ -14,7 +14,7 @@ from memory_app.api.store_serializers import (
 )
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
-from memory_app.selectors.lineage import memory_lineage
+from memory_app.selectors.lineage.graph import memory_lineage
 from memory_app.selectors.memories import memory_get, memory_supersedes_attach
 from memory_app.services.store.edit import memory_delete, memory_feedback, memory_update
 

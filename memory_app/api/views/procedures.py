@@ -10,7 +10,7 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models import Procedure
-from memory_app.selectors.procedures import confidence_of, procedure_suggest
+from memory_app.selectors.kinds.procedures import confidence_of, procedure_suggest
 from memory_app.services.kinds.procedures import procedure_record
 
 

@@ -16,10 +16,10 @@ from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.models.shortterm import MessageRole
-from memory_app.selectors.injection import memory_context
+from memory_app.selectors.context.injection import memory_context
 from memory_app.selectors.memories import memory_supersedes_attach
-from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
-from memory_app.selectors.search_options import MODES
+from memory_app.selectors.search.options import MODES
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
 
 MAX_QUERY_CHARS = 4000
 

@@ -11,7 +11,7 @@ from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models import ConversationSession, SessionMessage
 from memory_app.models.shortterm import MessageRole
-from memory_app.selectors.sessions import session_get, session_messages
+from memory_app.selectors.kinds.sessions import session_get, session_messages
 from memory_app.services.kinds.sessions import MessageInput, session_append, session_delete
 
 MAX_MESSAGES_PER_CALL = 200

@@ -10,7 +10,7 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsSerializer
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.db_routing import run_read
-from memory_app.selectors.embedding_stats import embedding_stats
+from memory_app.selectors.stats.embeddings import embedding_stats
 
 
 class EmbeddingStatsFilterSerializer(ConsistencyParamsSerializer):

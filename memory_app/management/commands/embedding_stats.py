@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory_app.selectors.embedding_stats import embedding_stats
+from memory_app.selectors.stats.embeddings import embedding_stats
 
 
 class Command(BaseCommand):

@@ -88,7 +88,7 @@ class Command(BaseCommand):
             return tqdm(items, desc=label, unit="item", disable=None)
 
         # One line per search about its result clusters would bury the progress bars.
-        logging.getLogger("memory_app.selectors.search").setLevel(logging.WARNING)
+        logging.getLogger("memory_app.selectors.search.query").setLevel(logging.WARNING)
         report = evaluate_stream(
             facts=facts,
             questions=questions,

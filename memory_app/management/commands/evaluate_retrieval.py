@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import RecallTally, load_locomo, memory_items, user_of
 from memory_app.models import Memory, Tenant
-from memory_app.selectors.search import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
 from memory_app.services.store.memories import memory_insert_many
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"

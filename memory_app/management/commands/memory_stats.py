@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory_app.selectors.ops_stats import memory_stats, storage_stats
+from memory_app.selectors.stats.ops import memory_stats, storage_stats
 
 from ._ops import add_tenant_argument, human_bytes, tenants
 

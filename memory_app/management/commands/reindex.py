@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Procedure, ReindexVector
-from memory_app.selectors.tokens import memory_tokens_missing_count, memory_tokens_stale_count
+from memory_app.selectors.store.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
     reindex_build,
     reindex_pending,

@@ -27,14 +27,14 @@ from memory_app.embeddings import embedding_model_name
 from memory_app.errors import ApplicationError
 from memory_app.judge import get_judge
 from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
-from memory_app.judge.calibration import load_calibration
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
 from memory_app.judge.policy import DecisionPolicy, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterOrigin
 from memory_app.selectors.compaction import ScopeKey, scope_vectors
-from memory_app.selectors.tokens import memory_tokens_source
+from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
 from memory_app.services.review.queue import kept_apart_pairs, review_cluster_create

@@ -24,7 +24,7 @@ from memory_app.conf import search_config
 from memory_app.db import execute, fetch_all, fetch_one, index_valid, session_setting, set_local
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.models.search import ScopeField
-from memory_app.selectors.candidates import MEMORY_TABLE, forget_indexed_scopes
+from memory_app.selectors.search.candidates import MEMORY_TABLE, forget_indexed_scopes
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from memory_app.judge.merge import lost_facts, merge_text, text_for_merge
 from memory_app.judge.policy import Decision
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
-from memory_app.selectors.neighbours import Neighbour
+from memory_app.selectors.store.neighbours import Neighbour
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
 from memory_app.services.review.queue import review_cluster_create

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from memory_app.conf import store_config
-from memory_app.judge.calibration import load_calibration
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Tenant
 from memory_app.selectors.agent_profiles import agent_config
 from memory_app.services.store.types import StoreOptions

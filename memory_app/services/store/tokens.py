@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 
 from django.db import transaction
 
-from memory_app.judge.alignment import text_digest, token_encoder, tokens_bytes
+from memory_app.judge.signals.alignment import text_digest, token_encoder, tokens_bytes
 from memory_app.models import MemoryTokens, Tenant
-from memory_app.selectors.tokens import memory_tokens_missing, memory_tokens_stale
+from memory_app.selectors.store.tokens import memory_tokens_missing, memory_tokens_stale
 
 # What an upsert of a memory's row replaces (the row of an older text of the same memory).
 TOKEN_FIELDS = ["text_digest", "words", "vectors"]

@@ -28,8 +28,8 @@ from memory_app.judge.base import DecidingJudge
 from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
-from memory_app.selectors.neighbours import Neighbour, Scope, scope_neighbours
-from memory_app.selectors.tokens import memory_tokens_source
+from memory_app.selectors.store.neighbours import Neighbour, Scope, scope_neighbours
+from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.store import locks
 from memory_app.services.store.actions import (

@@ -10,9 +10,9 @@ from memory_app.db import fetch_all
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
-from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql
-from memory_app.selectors.search import SearchOptions, memory_search, touch_after_commit
-from memory_app.selectors.search_types import SearchFilters
+from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql
+from memory_app.selectors.search.query import SearchOptions, memory_search, touch_after_commit
+from memory_app.selectors.search.types import SearchFilters
 
 HEADER = "Relevant memories:"
 

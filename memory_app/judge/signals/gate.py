@@ -75,7 +75,7 @@ def coverage_bounds(
 ) -> CoverageBounds:
     """The range of alignment.coverage() for each word, from spelling alone: a stem the other side
     has counts 1, a name it lacks counts UNMATCHED, any other word lies in [UNMATCHED, 1]."""
-    from memory_app.judge.alignment import UNMATCHED
+    from memory_app.judge.signals.alignment import UNMATCHED
 
     if not stems:
         return CoverageBounds(np.ones(1), np.ones(1))
@@ -114,7 +114,7 @@ class AlignmentBounds:
 
 def alignment_bounds(old: CoverageBounds, new: CoverageBounds) -> AlignmentBounds:
     """Mirrors alignment.align(): means, the minimum, and the count below MATCHED, as ranges."""
-    from memory_app.judge.alignment import MATCHED
+    from memory_app.judge.signals.alignment import MATCHED
 
     sure_misses = int((old.hi < MATCHED).sum() + (new.hi < MATCHED).sum())
     possible_misses = int((old.lo < MATCHED).sum() + (new.lo < MATCHED).sum())

@@ -19,7 +19,13 @@ from contextlib import contextmanager
 
 from django.db.models import BinaryField, Exists, Func, OuterRef, QuerySet, Value
 
-from memory_app.judge.alignment import TextTokens, spelled, stored_tokens, text_digest, tokens_from_bytes
+from memory_app.judge.signals.alignment import (
+    TextTokens,
+    spelled,
+    stored_tokens,
+    text_digest,
+    tokens_from_bytes,
+)
 from memory_app.models import Memory, MemoryTokens, Tenant
 from memory_app.models.memory import MemoryStatus
 

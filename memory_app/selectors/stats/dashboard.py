@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from memory_app.models import DuplicateCluster, Memory, MemoryChange, Tenant
 from memory_app.models.review import ClusterStatus
-from memory_app.selectors.embedding_stats import embedding_stats
+from memory_app.selectors.stats.embeddings import embedding_stats
 
 RESOLUTION_SAMPLE = 5000  # enough for a stable median without reading every resolved cluster
 

@@ -11,7 +11,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
-from memory_app.admin.review_views import ClusterReviewViews
+from memory_app.admin.review.views import ClusterReviewViews
 from memory_app.db_routing import run_read
 from memory_app.models import ClusterMember, DuplicateCluster
 from memory_app.models.review import ClusterStatus

@@ -1,5 +1,5 @@
 """A memory's lineage as two trees of model rows for the admin: what it was made from and what
-replaced it, undone changes included (the API's dict form is selectors/lineage.py).
+replaced it, undone changes included (the API's dict form is selectors/lineage/graph.py).
 
 Trees alternate change and memory levels: memory → the changes that made it (each with its
 sources) → the changes that made those, and so on; likewise upward to what replaced it.

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from memory_app.judge import reach
-from memory_app.judge.alignment import token_encoder
-from memory_app.judge.calibration import Calibration
-from memory_app.judge.features import FEATURE_NAMES, pair_facts
+from memory_app.judge.calibration.params import Calibration
 from memory_app.judge.offline import duplicate_probability, judge_pair, vetoed
 from memory_app.judge.policy import decide
+from memory_app.judge.signals import reach
+from memory_app.judge.signals.alignment import token_encoder
+from memory_app.judge.signals.features import FEATURE_NAMES, pair_facts
 
 LABELS = ("duplicate", "update", "distinct", "refine")
 ACTIONS = ("merge", "supersede", "store", "review")

@@ -31,7 +31,7 @@ from memory_app.conf import search_config
 from memory_app.db import count_up_to, fetch_all, hnsw_settings, local_settings, vector_literal
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
-from memory_app.selectors.search_types import Candidate, SearchFilters
+from memory_app.selectors.search.types import Candidate, SearchFilters
 
 MEMORY_TABLE = "memory_app_memory"
 Match = Literal["all", "any"]

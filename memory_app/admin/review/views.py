@@ -15,9 +15,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from memory_app.admin.diffs import render_segments, word_diff
-from memory_app.admin.llm import llm_merge_suggestion, llm_suggestion_available
 from memory_app.admin.mixin_base import AdminMixinBase
+from memory_app.admin.review.diffs import render_segments, word_diff
+from memory_app.admin.review.llm import llm_merge_suggestion, llm_suggestion_available
 from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster
 from memory_app.models.review import ClusterStatus

@@ -26,10 +26,10 @@ from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.retrieval.packing import PartLines, compose
-from memory_app.selectors.procedures import procedure_suggest
-from memory_app.selectors.search import QueryEmbedding, memory_search
-from memory_app.selectors.search_types import SearchFilters
-from memory_app.selectors.sessions import session_find, session_messages
+from memory_app.selectors.kinds.procedures import procedure_suggest
+from memory_app.selectors.kinds.sessions import session_find, session_messages
+from memory_app.selectors.search.query import QueryEmbedding, memory_search
+from memory_app.selectors.search.types import SearchFilters
 
 logger = logging.getLogger(__name__)
 

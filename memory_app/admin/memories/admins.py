@@ -8,8 +8,8 @@ from django.http import HttpRequest
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from memory_app.admin.lineage_views import ChangeUndoViews, MemoryLineageViews
-from memory_app.admin.memory_forms import ServiceBackedMemoryAdmin
+from memory_app.admin.memories.forms import ServiceBackedMemoryAdmin
+from memory_app.admin.memories.lineage import ChangeUndoViews, MemoryLineageViews
 from memory_app.models import EpisodicMemory, Memory, MemoryChange, MemoryChangeSource, SemanticMemory
 
 # Vectors are never loaded in lists or forms: 384 floats a row would dominate every page.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from memory_app.judge.lexicon import MULTIPLIERS, NUMBER_WORDS, STOPWORDS
+from memory_app.judge.signals.lexicon import MULTIPLIERS, NUMBER_WORDS, STOPWORDS
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,15 @@ from memory_app.conf import search_config
 from memory_app.embeddings import EmbeddingJob, embed_texts_begin
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
-from memory_app.judge.calibration import load_calibration
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
-from memory_app.selectors.candidates import fulltext_candidates, vector_candidates
-from memory_app.selectors.lexical import bm25_candidates
-from memory_app.selectors.search_options import MODES, ResolvedOptions, SearchOptions, resolve_options
-from memory_app.selectors.search_types import Candidate, SearchFilters
-from memory_app.selectors.tokens import memory_tokens_source
+from memory_app.selectors.search.candidates import fulltext_candidates, vector_candidates
+from memory_app.selectors.search.lexical import bm25_candidates
+from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
+from memory_app.selectors.search.types import Candidate, SearchFilters
+from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.store.memories import memory_touch
 
 log = logging.getLogger(__name__)

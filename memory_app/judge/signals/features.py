@@ -12,9 +12,9 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from memory_app.judge import gate, quantities, reach
-from memory_app.judge import text_norm as tn
-from memory_app.judge.alignment import (
+from memory_app.judge.signals import gate, quantities, reach
+from memory_app.judge.signals import text_norm as tn
+from memory_app.judge.signals.alignment import (
     MATCHED,
     Alignment,
     content_spans,
@@ -73,7 +73,7 @@ class PairFacts:
     middle_new: tuple[str, ...] = ()
     foreign_names: bool = False
     symbols_differ: bool = False
-    # Amounts with a unit or currency (judge/quantities.py) that are not the same on both sides.
+    # Amounts with a unit or currency (judge/signals/quantities.py) that are not the same on both sides.
     amounts_differ: bool = False
     old_text: str = ""
     new_text: str = ""

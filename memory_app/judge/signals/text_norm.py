@@ -9,8 +9,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memory_app.judge import lexicon
-from memory_app.judge.lexicon import (
+from memory_app.judge.signals import lexicon
+from memory_app.judge.signals.lexicon import (
     ANTONYM_PAIRS,
     CANONICAL,
     MONTHS,

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_app.conf import search_config
 from memory_app.embeddings import embedding_model_name
-from memory_app.judge.calibration import load_calibration
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Tenant
 from memory_app.selectors.agent_profiles import agent_config
 

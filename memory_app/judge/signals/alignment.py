@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from memory_app.embeddings.local import local_model
-from memory_app.judge import text_norm as tn
-from memory_app.judge.lexicon import NUMBER_WORDS, STOPWORDS
+from memory_app.judge.signals import text_norm as tn
+from memory_app.judge.signals.lexicon import NUMBER_WORDS, STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 # A content word without a counterpart: a name or a word the other side does not restate.
@@ -326,7 +326,7 @@ StoredSource = Callable[[Sequence[str]], Mapping[str, TextTokens]]
 def stored_tokens(source: StoredSource) -> Iterator[None]:
     """Within the block, this thread's `TokenEncoder.tokens()` asks `source` for the texts it holds
     in neither cache before it runs the model: `source(texts)` returns the vectors it has (the
-    stored rows of those texts' memories, selectors/tokens.py), the rest is computed. Thread-local,
+    stored rows of those texts' memories, selectors/store/tokens.py), the rest is computed. Thread-local,
     so concurrent requests of one process each read their own memories' rows; blocks nest."""
     previous = getattr(_stored, "source", None)
     _stored.source = source

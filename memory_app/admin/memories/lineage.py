@@ -14,7 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from memory_app.admin.mixin_base import AdminMixinBase
 from memory_app.errors import ApplicationError
 from memory_app.models import DuplicateCluster, Memory, MemoryChange
-from memory_app.selectors.lineage_tree import memory_lineage_tree
+from memory_app.selectors.lineage.tree import memory_lineage_tree
 from memory_app.services.actors import Actor
 from memory_app.services.review.clusters import change_undo
 

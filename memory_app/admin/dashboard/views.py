@@ -7,9 +7,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from memory_app.admin.charts import grouped_bars_svg, stacked_hbars_svg
+from memory_app.admin.dashboard.charts import grouped_bars_svg, stacked_hbars_svg
 from memory_app.models import Tenant
-from memory_app.selectors.dashboard import (
+from memory_app.selectors.stats.dashboard import (
     changes_per_day,
     embedding_cache_savings,
     memories_per_kind,

@@ -48,8 +48,8 @@ from memory_app.conf import search_config
 from memory_app.db import ElementFrequencies, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
 from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
-from memory_app.selectors.candidates import MEMORY_TABLE, filter_sql, scope_rows
-from memory_app.selectors.search_types import Candidate, SearchFilters
+from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql, scope_rows
+from memory_app.selectors.search.types import Candidate, SearchFilters
 
 STATS_CACHE_MIN_ROWS = 10_000
 STATS_TTL = 300.0

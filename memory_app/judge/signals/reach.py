@@ -11,7 +11,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memory_app.judge.lexicon import STOPWORDS
+from memory_app.judge.signals.lexicon import STOPWORDS
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 # Below this many words a text may be a bare noun phrase ("dark mode in editors"), so the absence of

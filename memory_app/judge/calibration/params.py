@@ -18,7 +18,7 @@ from memory_app.embeddings import embedding_model_name
 
 log = logging.getLogger(__name__)
 
-CALIBRATION_DIR = Path(__file__).resolve().parent / "calibration"
+CALIBRATION_DIR = Path(__file__).resolve().parent
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
