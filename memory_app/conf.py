@@ -160,7 +160,8 @@ class SearchConfig:
     lexical: str
     bm25_k1: float
     bm25_b: float
-    # Above this many rows of a scope, a query word held by more rows selects none (selectors/search/lexical.py).
+    # Above this many rows of a scope, a query word held by more rows selects none
+    # (selectors/search/lexical.py).
     bm25_term_cap: int
     context_weight: float
     decay_half_life_days: float

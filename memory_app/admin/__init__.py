@@ -1,3 +1,6 @@
-from memory_app.admin import operations, tenancy  # noqa: F401
-from memory_app.admin.memories import admins as memories  # noqa: F401
-from memory_app.admin.review import admins as review  # noqa: F401
+"""The Django admin. Importing these modules registers their ModelAdmins with admin.site."""
+
+import memory_app.admin.memories.admins
+import memory_app.admin.operations
+import memory_app.admin.review.admins
+import memory_app.admin.tenancy  # noqa: F401
