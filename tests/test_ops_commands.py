@@ -239,3 +239,29 @@ def test_import_refuses_a_file_that_is_not_an_export(tmp_path: Path) -> None:
     TenantFactory(slug="target")
     with pytest.raises(CommandError, match="not an agent-memory-export"):
         run("import_memories", str(path), "--tenant", "target", "--apply")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("record_type", "field", "value", "message"),
+    [
+        ("change", "created_at", None, r"change \d+: created_at is missing"),
+        ("kept_apart", "created_at", None, r"kept_apart \d+: created_at is missing"),
+        ("memory", "event_date", "last Tuesday", r"memory \d+: event_date 'last Tuesday' is not an ISO date"),
+        ("memory", "updated_at", "2026-13-01T00:00:00+00:00", r"memory \d+: updated_at .* is not an ISO"),
+    ],
+)
+def test_import_names_a_missing_or_malformed_timestamp_and_stores_nothing(
+    tmp_path: Path, record_type: str, field: str, value: object, message: str
+) -> None:
+    tenant = _lineage_tenant()
+    path = tmp_path / "export.jsonl"
+    run("export_memories", "--tenant", tenant.slug, "-o", str(path))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    broken = next(r for r in records if r["type"] == record_type)
+    broken[field] = value
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    with pytest.raises(CommandError, match=message):
+        run("import_memories", str(path), "--tenant", "copy", "--create-tenant", "--apply")
+    assert not Memory.objects.filter(tenant__slug="copy").exists()

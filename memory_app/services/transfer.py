@@ -33,8 +33,26 @@ from memory_app.selectors.transfer import CHANGE_FIELDS, CLUSTER_FIELDS, FORMAT,
 from memory_app.services.store.tokens import memory_tokens_save
 
 
-def _when(value: Any) -> dt.datetime | None:
-    return None if value is None else parse_datetime(value)
+def _when(value: Any, *, record: str, name: str) -> dt.datetime | None:
+    """An optional timestamp of the file; a value that is not an ISO date and time is refused."""
+    if value is None:
+        return None
+    try:
+        parsed = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:  # well formed but out of range, e.g. month 13
+        parsed = None
+    if parsed is None:
+        raise ApplicationError(f"{record}: {name} {value!r} is not an ISO date and time")
+    return parsed
+
+
+def _required_when(value: Any, *, record: str, name: str) -> dt.datetime:
+    """A timestamp the database requires (NOT NULL): missing is a mistake in the file, named here
+    rather than left to the database as an IntegrityError."""
+    parsed = _when(value, record=record, name=name)
+    if parsed is None:
+        raise ApplicationError(f"{record}: {name} is missing")
+    return parsed
 
 
 def _memory_from(record: dict[str, Any], tenant: Tenant) -> Memory:
@@ -43,8 +61,11 @@ def _memory_from(record: dict[str, Any], tenant: Tenant) -> Memory:
         if name not in record:
             raise ApplicationError(f"memory {record.get('id')}: field {name!r} is missing")
         fields[name] = record[name]
-    for name in ("created_at", "updated_at", "last_accessed_at", "expires_at", "event_date"):
-        fields[name] = _when(fields[name])
+    what = f"memory {record.get('id')}"
+    for name in ("created_at", "updated_at"):
+        fields[name] = _required_when(fields[name], record=what, name=name)
+    for name in ("last_accessed_at", "expires_at", "event_date"):
+        fields[name] = _when(fields[name], record=what, name=name)
     if fields["embedding"] is not None:
         fields["embedding"] = np.asarray(fields["embedding"], dtype=np.float32)
     return Memory(tenant=tenant, **fields)
@@ -112,7 +133,9 @@ def _import(tenant: Tenant, records: Iterable[dict[str, Any]], batch_size: int) 
         memory_tokens_save(tenant=tenant, memories=[(m.pk, m.text) for _, m in pending])
         for record, memory in pending:
             ids[record["id"]] = memory.pk
-            links.append((memory.pk, _when(record["updated_at"]), record["superseded_by_id"]))
+            # auto_now replaced updated_at at insert; the file's value is put back afterwards
+            updated = _required_when(record["updated_at"], record=f"memory {record['id']}", name="updated_at")
+            links.append((memory.pk, updated, record["superseded_by_id"]))
         pending.clear()
 
     for number, record in enumerate(records, start=1):
@@ -129,13 +152,14 @@ def _import(tenant: Tenant, records: Iterable[dict[str, Any]], batch_size: int) 
             continue
         if pending:
             flush()
+        what = f"{kind} {record.get('id', number)}"
         if kind == "change":
             change = MemoryChange.objects.create(
                 tenant=tenant,
                 result_id=ids[record["result_id"]],
                 **{name: record[name] for name in CHANGE_FIELDS if name not in ("created_at", "undone_at")},
-                created_at=_when(record["created_at"]),
-                undone_at=_when(record["undone_at"]),
+                created_at=_required_when(record["created_at"], record=what, name="created_at"),
+                undone_at=_when(record["undone_at"], record=what, name="undone_at"),
                 actor_user=users.get(record.get("actor_user")),
                 undone_by=users.get(record.get("undone_by")),
             )
@@ -156,15 +180,13 @@ def _import(tenant: Tenant, records: Iterable[dict[str, Any]], batch_size: int) 
                 tenant=tenant,
                 memory_low_id=low,
                 memory_high_id=high,
-                created_at=_when(record["created_at"]),
+                created_at=_required_when(record["created_at"], record=what, name="created_at"),
                 created_by=users.get(record.get("created_by")),
             )
         elif kind == "cluster":
             values = {name: record[name] for name in CLUSTER_FIELDS}
-            values["created_at"], values["resolved_at"] = (
-                _when(values["created_at"]),
-                _when(values["resolved_at"]),
-            )
+            values["created_at"] = _required_when(values["created_at"], record=what, name="created_at")
+            values["resolved_at"] = _when(values["resolved_at"], record=what, name="resolved_at")
             cluster = DuplicateCluster.objects.create(
                 tenant=tenant, resolved_by=users.get(record.get("resolved_by")), **values
             )
