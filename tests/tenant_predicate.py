@@ -124,7 +124,7 @@ def _allowed(module: str, function: str) -> bool:
 
 
 def statement_is_scoped(sql: str) -> bool:
-    """Every statement of `sql` (several are sent at once by services/sql.execute_all) either touches
+    """Every statement of `sql` (several are sent at once by db/statements.execute_all) either touches
     no tenant-owned table, inserts with a tenant_id column, or filters on tenant_id."""
     for statement in sql.split(";"):
         if _NOT_ROWS.match(statement):
