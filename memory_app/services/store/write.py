@@ -2,7 +2,7 @@
 
 Per new memory, in its scope (tenant, user_id, namespace, kind):
 1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped;
-2. candidates: active neighbours within the loose radius (selectors.neighbours, scope-aware plan);
+2. candidates: active neighbours within the loose radius (selectors.store.neighbours, scope-aware plan);
 3. the relation judge labels each candidate, `decide()` picks the action;
 4. merge (duplicate/refine: the new memory and that one candidate, when the kept text states every
    number and name of both, else review), supersede (update), store (distinct), or store + review
