@@ -27,7 +27,6 @@ log = logging.getLogger("gunicorn.error")
 SOCKET_ENV = "EMBEDDING_SHARED_SOCKET"
 START_TIMEOUT_SECONDS = 120.0
 _process: subprocess.Popen[bytes] | None = None
-_directory: Path | None = None
 
 
 def enabled() -> bool:
@@ -37,11 +36,11 @@ def enabled() -> bool:
 
 
 def start() -> None:
-    global _process, _directory
-    if not enabled():  # a socket set by hand (a model server run apart) is left to the workers
+    global _process
+    os.environ.pop(SOCKET_ENV, None)
+    if not enabled():
         return
-    _directory = Path(tempfile.mkdtemp(prefix="memory-embedding-"))
-    path = str(_directory / "model.sock")
+    path = str(Path(tempfile.mkdtemp(prefix="memory-embedding-")) / "model.sock")
     manage = Path(__file__).resolve().parent.parent / "manage.py"
     env = {k: v for k, v in os.environ.items() if k != SOCKET_ENV}
     _process = subprocess.Popen([sys.executable, str(manage), "embedding_server", "--socket", path], env=env)
@@ -57,11 +56,9 @@ def start() -> None:
 
 
 def stop() -> None:
-    global _process, _directory
-    if _process is None:
-        return
-    os.environ.pop(SOCKET_ENV, None)
-    if _process.poll() is None:
+    global _process
+    path = os.environ.pop(SOCKET_ENV, None)
+    if _process is not None and _process.poll() is None:
         _process.send_signal(signal.SIGTERM)
         try:
             _process.wait(10)
@@ -69,6 +66,5 @@ def stop() -> None:
             _process.kill()
             _process.wait(5)
     _process = None
-    if _directory is not None:
-        shutil.rmtree(_directory, ignore_errors=True)
-        _directory = None
+    if path:
+        shutil.rmtree(Path(path).parent, ignore_errors=True)

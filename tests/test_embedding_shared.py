@@ -155,13 +155,3 @@ def test_the_model_process_is_opt_in_and_only_for_the_local_provider(monkeypatch
     assert embedding_server.enabled()
     monkeypatch.setenv("EMBEDDING_PROVIDER", "openai")
     assert not embedding_server.enabled()
-
-
-def test_with_the_model_process_off_a_socket_set_by_hand_reaches_the_workers(monkeypatch) -> None:
-    from project import embedding_server
-
-    monkeypatch.delenv("EMBEDDING_SHARED_MODEL", raising=False)
-    monkeypatch.setenv(embedding_server.SOCKET_ENV, "/run/memory/model.sock")
-    embedding_server.start()
-    embedding_server.stop()
-    assert embedding_server.os.environ[embedding_server.SOCKET_ENV] == "/run/memory/model.sock"
