@@ -264,7 +264,6 @@ class EmbeddingsConfig:
     local_batching: bool
     local_batch_wait_ms: float
     local_max_batch: int
-    shared_socket: str
     torch_threads: int
     breaker_failures: int
     breaker_seconds: float
@@ -296,7 +295,6 @@ def embeddings_config() -> EmbeddingsConfig:
         local_batching=settings.EMBEDDING_LOCAL_BATCHING,
         local_batch_wait_ms=settings.EMBEDDING_LOCAL_BATCH_WAIT_MS,
         local_max_batch=settings.EMBEDDING_LOCAL_MAX_BATCH,
-        shared_socket=settings.EMBEDDING_SHARED_SOCKET,
         torch_threads=settings.EMBEDDING_TORCH_THREADS,
         breaker_failures=settings.EMBEDDING_BREAKER_FAILURES,
         breaker_seconds=settings.EMBEDDING_BREAKER_SECONDS,

@@ -35,20 +35,6 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
 
 
-def on_starting(server: Any) -> None:
-    # With EMBEDDING_SHARED_MODEL=true, one model process for all workers, so that their texts
-    # share forward passes (project/embedding_server.py); by default each worker batches its own.
-    from project.embedding_server import start
-
-    start()
-
-
-def on_exit(server: Any) -> None:
-    from project.embedding_server import stop
-
-    stop()
-
-
 def post_worker_init(worker: Any) -> None:
     from project.warmup import embedding_warmup
 

@@ -286,10 +286,6 @@ EMBEDDING_CACHE_ENABLED = env_bool("EMBEDDING_CACHE_ENABLED", True)
 EMBEDDING_LOCAL_BATCHING = env_bool("EMBEDDING_LOCAL_BATCHING", True)
 EMBEDDING_LOCAL_BATCH_WAIT_MS = env_float("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, minimum=0.0, maximum=100.0)
 EMBEDDING_LOCAL_MAX_BATCH = env_int("EMBEDDING_LOCAL_MAX_BATCH", 32, minimum=1, maximum=1024)
-# The Unix socket of the model process shared by a server's workers (embeddings/shared.py). Set by
-# gunicorn's master for its workers (project/gunicorn.conf.py, EMBEDDING_SHARED_MODEL); empty: each
-# process runs the local model itself.
-EMBEDDING_SHARED_SOCKET = env_str("EMBEDDING_SHARED_SOCKET")
 # torch threads per process (0 = torch's default, all cores). 1 by default: with two threads, any other
 # busy process on the cores (PostgreSQL, another worker) makes torch's threads wait on each other, and
 # one short text took 240-520 ms instead of 13 ms on a 2-core machine at load average 2.

@@ -15,7 +15,6 @@ from memory_app.conf import OpenAIEmbeddingConfig, embeddings_config
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.embeddings import health
 from memory_app.embeddings.local import local_batcher, local_embed
-from memory_app.embeddings.shared import shared_client
 
 
 class EmbeddingProvider(Protocol):
@@ -43,12 +42,9 @@ class LocalProvider:
         self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        config = embeddings_config()
-        # one forward pass for the concurrent requests of this process
-        in_process = local_batcher().embed if config.local_batching else local_embed
-        if config.shared_socket:  # ... or of every worker of the server (embeddings/shared.py)
-            return shared_client(config.shared_socket, in_process).embed(texts)
-        return np.asarray(in_process(texts))
+        if embeddings_config().local_batching:  # one forward pass for concurrent requests
+            return np.asarray(local_batcher().embed(texts))
+        return local_embed(texts)
 
     def requests_for(self, texts: list[str]) -> int:
         return 1 if texts else 0
