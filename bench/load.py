@@ -2,7 +2,7 @@
 
     python bench/load.py [--quick] [--json] [--rows N] [--users U] [--clients C] [--duration S]
                          [--workers W] [--threads T] [--batching on|off] [--max-requests N]
-                         [--shared-model on|off] [--batch-wait-ms MS] [--profile DIR]
+                         [--batch-wait-ms MS] [--profile DIR]
     python bench/load.py --batcher [--quick] [--json]   # the micro-batcher alone, in-process
     python bench/load.py --quick --profile DIR          # CPU profile of the served requests
 
@@ -69,6 +69,7 @@ class Run:
     error_samples: list[str] = field(default_factory=list)
     cpu_start: dict[str, float] | None = None
     cpu_end: dict[str, float] | None = None
+    worker_start_cpu: list[float] = field(default_factory=list)
 
     def cpu_ms_per_request(self, requests: int) -> dict[str, float]:
         if not (self.cpu_start and self.cpu_end and requests):
@@ -147,6 +148,13 @@ def cpu_snapshot(server_pid: int, postmaster_pid: int | None) -> dict[str, float
     return snapshot
 
 
+def worker_start_cpu(server_pid: int) -> list[float]:
+    """CPU seconds each gunicorn worker used before it answered (Django, torch, the model's
+    warm-up): what every recycled worker costs again (GUNICORN_MAX_REQUESTS)."""
+    workers = [cpu for pid, ppid, _group, cpu, _reaped in _proc_stats() if ppid == server_pid]
+    return sorted(round(cpu, 2) for cpu in workers)
+
+
 def embedded_postmaster() -> int | None:
     from django.conf import settings
 
@@ -162,7 +170,6 @@ def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Po
     env = server_env(
         url,
         EMBEDDING_LOCAL_BATCHING="true" if args.batching == "on" else "false",
-        EMBEDDING_SHARED_MODEL="true" if args.shared_model == "on" else "false",
         WEB_CONCURRENCY=str(args.workers),
         WEB_THREADS=str(args.threads),
         GUNICORN_ACCESS_LOG="",
@@ -193,10 +200,6 @@ def profile_report(directory: Path, top: int = 40) -> None:
     if counts:
         batches, texts = (sum(c[i] for c in counts) for i in (0, 1))
         log(f"embedding micro-batchers of the workers: {texts} texts in {batches} forward passes")
-    shared = [tuple(map(int, f.read_text().split())) for f in directory.glob("worker-*.shared")]
-    if shared:
-        batches, texts = max(shared)  # every worker reads the model server's running total
-        log(f"embedding model server: {texts} texts in {batches} forward passes")
     for title, ranked in (("inclusive", inclusive), ("own", own)):
         log(f"  by {title} CPU, ms per request:")
         for name, cpu in ranked.most_common(top):
@@ -331,7 +334,6 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
         "server": {
             "gunicorn": f"gthread, {args.workers} workers x {args.threads} threads",
             "embedding_batching": args.batching,
-            "shared_model": args.shared_model,
             "batch_wait_ms": args.batch_wait_ms if args.batch_wait_ms is not None else 2.0,
             "torch_threads_per_worker": args.torch_threads if args.torch_threads is not None else 1,
         },
@@ -341,6 +343,8 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
         "ceiling_requests_per_second": round(cores * 1000 / cpu["total"], 1) if cpu else None,
         "ceiling_without_client": (round(cores * 1000 / (cpu["total"] - cpu["client"]), 1) if cpu else None),
         "cpu_count": cores,
+        # Each worker's CPU before its first request: the cost of every recycle.
+        "worker_start_cpu_seconds": run.worker_start_cpu,
         "load_average": load,
         "target": {"requests_per_second": 50, "p95_ms": 300, "errors": 0, "acknowledged_missing": 0},
     }
@@ -418,12 +422,6 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per process")
     parser.add_argument("--torch-threads", type=int, help="torch threads per worker (config default: 1)")
     parser.add_argument("--batching", choices=("on", "off"), default="on", help="local-model micro-batching")
-    parser.add_argument(
-        "--shared-model",
-        choices=("on", "off"),
-        default="off",
-        help="one model process for all workers (EMBEDDING_SHARED_MODEL, project/embedding_server.py)",
-    )
     parser.add_argument("--batch-wait-ms", type=float, help="EMBEDDING_LOCAL_BATCH_WAIT_MS (default 2)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--batcher", action="store_true", help="only the micro-batcher, in-process")
@@ -461,6 +459,7 @@ def main() -> None:
     run = Run()
     try:
         asyncio.run(wait_ready(base, server))
+        run.worker_start_cpu = worker_start_cpu(server.pid)
         log(
             f"gunicorn ready on {base}; {args.clients} clients, "
             f"{args.warmup:.0f} s warm-up + {args.duration:.0f} s measured"
@@ -484,6 +483,7 @@ def main() -> None:
         f"{result['ceiling_requests_per_second']} req/s ({result['ceiling_without_client']} without "
         f"the client)"
     )
+    log(f"  CPU s before the first request, per worker: {result['worker_start_cpu_seconds']}")
     for op, figures in result["operations"].items():
         log(
             f"  {op:12s} {figures['requests']:6d} req {figures['requests_per_second']:7.2f}/s  "

@@ -41,18 +41,9 @@ def _dump() -> None:
     if directory and _state["sampler"] is not None:
         path = Path(directory) / f"worker-{os.getpid()}-{_state['requests']}.collapsed"
         _state["sampler"].dump(path)
-        from memory_app.conf import embeddings_config
         from memory_app.embeddings import local
-        from memory_app.embeddings.shared import server_stats
 
-        # How well concurrent requests shared forward passes: this worker's own micro-batcher,
-        # and the model server all workers share (both workers report its total: "shared").
+        # How well concurrent requests shared forward passes: this worker's micro-batcher.
         if local._batcher is not None:
             batcher = local._batcher
             path.with_suffix(".batches").write_text(f"{batcher.batches} {batcher.texts}\n")
-        if embeddings_config().shared_socket:
-            try:
-                counts = server_stats(embeddings_config().shared_socket)
-                path.with_suffix(".shared").write_text(f"{counts['batches']} {counts['texts']}\n")
-            except OSError:
-                pass
