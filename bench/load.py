@@ -2,7 +2,9 @@
 
     python bench/load.py [--quick] [--json] [--rows N] [--users U] [--clients C] [--duration S]
                          [--workers W] [--threads T] [--batching on|off] [--max-requests N]
+                         [--batch-wait-ms MS] [--profile DIR]
     python bench/load.py --batcher [--quick] [--json]   # the micro-batcher alone, in-process
+    python bench/load.py --quick --profile DIR          # CPU profile of the served requests
 
 One tenant holds --rows memories over --users users (100,000 over 100 for the full run; 10,000 over
 20 with --quick) in a database of its own (`memory_bench_load_<rows>`, loaded once with COPY and
@@ -67,6 +69,7 @@ class Run:
     error_samples: list[str] = field(default_factory=list)
     cpu_start: dict[str, float] | None = None
     cpu_end: dict[str, float] | None = None
+    worker_start_cpu: list[float] = field(default_factory=list)
 
     def cpu_ms_per_request(self, requests: int) -> dict[str, float]:
         if not (self.cpu_start and self.cpu_end and requests):
@@ -105,8 +108,9 @@ def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
     return tenant, name
 
 
-def _proc_stats() -> list[tuple[int, int, int, float]]:
-    """(pid, parent, process group, CPU seconds) of every process we can read."""
+def _proc_stats() -> list[tuple[int, int, int, float, float]]:
+    """(pid, parent, process group, own CPU seconds, CPU seconds of its reaped children) of every
+    process we can read."""
     tick = os.sysconf("SC_CLK_TCK")
     out = []
     for entry in Path("/proc").iterdir():
@@ -116,24 +120,39 @@ def _proc_stats() -> list[tuple[int, int, int, float]]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # after "pid (comm)": state ppid pgrp ... utime(12) stime(13)
-        out.append(
-            (int(entry.name), int(fields[1]), int(fields[2]), (int(fields[11]) + int(fields[12])) / tick)
-        )
+        # after "pid (comm)": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15)
+        own = (int(fields[11]) + int(fields[12])) / tick
+        reaped = (int(fields[13]) + int(fields[14])) / tick
+        out.append((int(entry.name), int(fields[1]), int(fields[2]), own, reaped))
     return out
 
 
 def cpu_snapshot(server_pid: int, postmaster_pid: int | None) -> dict[str, float]:
     """CPU seconds used so far by gunicorn (its process group), PostgreSQL (the embedded server's
-    processes) and this client process."""
+    processes) and this client process.
+
+    A process that ended between the two snapshots would take its CPU with it: a PostgreSQL backend
+    closed when its connection reached CONN_MAX_AGE, a parallel query worker, a recycled gunicorn
+    worker. Their parent (the postmaster, gunicorn's arbiter) has reaped them, so its children's
+    CPU (cutime + cstime) counts them."""
     stats = _proc_stats()
     snapshot = {
-        "server": sum(cpu for _pid, _ppid, group, cpu in stats if group == server_pid),
+        "server": sum(cpu for _pid, _ppid, group, cpu, _reaped in stats if group == server_pid)
+        + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid == server_pid),
         "client": time.process_time(),
     }
     if postmaster_pid is not None:
-        snapshot["database"] = sum(cpu for pid, ppid, _group, cpu in stats if postmaster_pid in (pid, ppid))
+        snapshot["database"] = sum(
+            cpu for pid, ppid, _group, cpu, _reaped in stats if postmaster_pid in (pid, ppid)
+        ) + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid == postmaster_pid)
     return snapshot
+
+
+def worker_start_cpu(server_pid: int) -> list[float]:
+    """CPU seconds each gunicorn worker used before it answered (Django, torch, the model's
+    warm-up): what every recycled worker costs again (GUNICORN_MAX_REQUESTS)."""
+    workers = [cpu for pid, ppid, _group, cpu, _reaped in _proc_stats() if ppid == server_pid]
+    return sorted(round(cpu, 2) for cpu in workers)
 
 
 def embedded_postmaster() -> int | None:
@@ -157,7 +176,34 @@ def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Po
     )
     if args.torch_threads is not None:
         env["EMBEDDING_TORCH_THREADS"] = str(args.torch_threads)
+    if args.batch_wait_ms is not None:
+        env["EMBEDDING_LOCAL_BATCH_WAIT_MS"] = str(args.batch_wait_ms)
+    if args.profile:
+        env["LOAD_PROFILE_DIR"] = str(args.profile)
+        return start_gunicorn(env, port, app="profiled_wsgi:application")
     return start_gunicorn(env, port)
+
+
+def profile_report(directory: Path, top: int = 40) -> None:
+    """The workers' sampled CPU (bench/profiled_wsgi.py): the functions with the most CPU,
+    inclusive and own, in ms per request served (warm-up included)."""
+    from cpu_sampler import read_collapsed, summary
+
+    files = sorted(directory.glob("worker-*.collapsed"))
+    if not files:
+        log(f"no profiles in {directory}")
+        return
+    served = sum(int(f.stem.rsplit("-", 1)[1]) for f in files)
+    total, inclusive, own = summary(read_collapsed(files))
+    log(f"sampled CPU {total * 1000 / max(served, 1):.1f} ms per request over {served} requests")
+    counts = [tuple(map(int, f.read_text().split())) for f in directory.glob("worker-*.batches")]
+    if counts:
+        batches, texts = (sum(c[i] for c in counts) for i in (0, 1))
+        log(f"embedding micro-batchers of the workers: {texts} texts in {batches} forward passes")
+    for title, ranked in (("inclusive", inclusive), ("own", own)):
+        log(f"  by {title} CPU, ms per request:")
+        for name, cpu in ranked.most_common(top):
+            log(f"    {cpu * 1000 / served:8.2f}  {name.replace(str(ROOT) + '/', '')}")
 
 
 def request_for(op: str, rng: random.Random, users: int, texts) -> tuple[str, dict]:  # type: ignore[no-untyped-def]
@@ -288,6 +334,7 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
         "server": {
             "gunicorn": f"gthread, {args.workers} workers x {args.threads} threads",
             "embedding_batching": args.batching,
+            "batch_wait_ms": args.batch_wait_ms if args.batch_wait_ms is not None else 2.0,
             "torch_threads_per_worker": args.torch_threads if args.torch_threads is not None else 1,
         },
         # CPU per request of gunicorn, PostgreSQL and this client, and the rate those would allow
@@ -296,6 +343,8 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
         "ceiling_requests_per_second": round(cores * 1000 / cpu["total"], 1) if cpu else None,
         "ceiling_without_client": (round(cores * 1000 / (cpu["total"] - cpu["client"]), 1) if cpu else None),
         "cpu_count": cores,
+        # Each worker's CPU before its first request: the cost of every recycle.
+        "worker_start_cpu_seconds": run.worker_start_cpu,
         "load_average": load,
         "target": {"requests_per_second": 50, "p95_ms": 300, "errors": 0, "acknowledged_missing": 0},
     }
@@ -373,8 +422,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per process")
     parser.add_argument("--torch-threads", type=int, help="torch threads per worker (config default: 1)")
     parser.add_argument("--batching", choices=("on", "off"), default="on", help="local-model micro-batching")
+    parser.add_argument("--batch-wait-ms", type=float, help="EMBEDDING_LOCAL_BATCH_WAIT_MS (default 2)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--batcher", action="store_true", help="only the micro-batcher, in-process")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="sample the server's CPU by Python stack (bench/profiled_wsgi.py) into DIR and print "
+        "the top functions; the sampler costs CPU too, so no results file is written",
+    )
     args = parser.parse_args()
     args.rows = args.rows or (10_000 if args.quick else 100_000)
     args.users = args.users or (20 if args.quick else 100)
@@ -391,6 +448,10 @@ def main() -> None:
     from django.db import connections
 
     connections.close_all()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        for old in args.profile.glob("worker-*.*"):
+            old.unlink()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     load = {"before": [round(x, 2) for x in os.getloadavg()]}
@@ -398,6 +459,7 @@ def main() -> None:
     run = Run()
     try:
         asyncio.run(wait_ready(base, server))
+        run.worker_start_cpu = worker_start_cpu(server.pid)
         log(
             f"gunicorn ready on {base}; {args.clients} clients, "
             f"{args.warmup:.0f} s warm-up + {args.duration:.0f} s measured"
@@ -421,6 +483,7 @@ def main() -> None:
         f"{result['ceiling_requests_per_second']} req/s ({result['ceiling_without_client']} without "
         f"the client)"
     )
+    log(f"  CPU s before the first request, per worker: {result['worker_start_cpu_seconds']}")
     for op, figures in result["operations"].items():
         log(
             f"  {op:12s} {figures['requests']:6d} req {figures['requests_per_second']:7.2f}/s  "
@@ -429,6 +492,9 @@ def main() -> None:
         )
     for sample in run.error_samples:
         log(f"  error: {sample}")
+    if args.profile:
+        profile_report(args.profile)
+        return
     benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, result, print_json=args.json)
 
 

@@ -53,9 +53,14 @@ def server_env(url: str, **extra: str) -> dict[str, str]:
     }
 
 
-def start_gunicorn(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+def start_gunicorn(
+    env: dict[str, str], port: int, *, app: str = "project.wsgi:application"
+) -> subprocess.Popen[bytes]:
+    """`app` from the project, or from bench/ (bench/profiled_wsgi.py)."""
     command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "project" / "gunicorn.conf.py")]
-    command += ["--bind", f"127.0.0.1:{port}", "project.wsgi:application"]
+    command += ["--bind", f"127.0.0.1:{port}", app]
+    if not app.startswith("project."):
+        command += ["--pythonpath", str(ROOT / "bench")]
     return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
 
 

@@ -25,8 +25,10 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
-# Recycle workers now and then (with jitter, so not all at once) to bound memory growth.
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "5000"))
+# Recycle workers now and then (with jitter, so not all at once) to bound memory growth. Rarely: a
+# new worker costs ~5 s of CPU (Django, torch, the model's warm-up; ~550 MB resident), which at
+# 5,000 requests per life was ~1 ms of CPU per request, and it starts with cold caches.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "50000"))
 max_requests_jitter = max_requests // 10
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 # One torch thread per worker process unless told otherwise: workers x threads would oversubscribe.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import Memory
 from memory_app.services.store.memories import memory_touch
@@ -24,6 +25,17 @@ def test_touch_counts_each_returned_memory_once_and_only_in_its_tenant() -> None
     assert memory_touch(tenant=tenant, memory_ids=[mine[2].pk, mine[0].pk, theirs.pk]) == 2
     counts = dict(Memory.objects.values_list("pk", "access_count"))
     assert [counts[m.pk] for m in mine] == [1, 0, 1] and counts[theirs.pk] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_touch_on_its_own_is_one_round_trip_whose_setting_ends_with_it() -> None:
+    tenant = TenantFactory()
+    memories = [MemoryFactory(tenant=tenant, text=f"fact {i}") for i in range(2)]
+    with CaptureQueriesContext(connection) as queries:
+        assert memory_touch(tenant=tenant, memory_ids=[m.pk for m in memories]) == 2
+    assert len(queries) == 1
+    assert not connection.in_atomic_block and _synchronous_commit() == "on"
+    assert sorted(Memory.objects.values_list("access_count", flat=True)) == [1, 1]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.utils import timezone
 
 from memory_app.conf import embeddings_config, store_config
-from memory_app.db import execute, set_local
+from memory_app.db import fetch_one
 from memory_app.models import Memory, Tenant
 from memory_app.text import normalized_hash
 
@@ -77,7 +77,6 @@ def memory_insert(**fields: Any) -> Memory:
     return memory
 
 
-@transaction.atomic
 def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     """Count an access for each id: one UPDATE for the batch, not a write per row.
 
@@ -85,25 +84,32 @@ def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     different orders would otherwise deadlock (PostgreSQL breaks it after deadlock_timeout, 1 s,
     and one of the counts is lost); in one order the second simply waits for the first.
 
-    Run on its own (after a search committed), the commit does not wait for the WAL flush: an
-    access count is a statistic, and a read should not pay a disk sync for it. Inside a caller's
-    transaction the caller's durability is left alone.
+    Run on its own (after a search committed), it is one statement and one round trip, its own
+    implicit transaction, whose commit does not wait for the WAL flush (the setting made in the same
+    statement lasts until that commit): an access count is a statistic, and a read should not pay
+    a disk sync for it, nor four round trips (BEGIN, the setting, the UPDATE, COMMIT). Inside a
+    caller's transaction the caller's durability is left alone.
     """
     if not memory_ids:
         return 0
     table = Memory._meta.db_table
-    if len(connection.atomic_blocks) == 1:  # this function's own transaction only
-        set_local({"synchronous_commit": "off"})
-    return execute(
+    asynchronous = "" if connection.in_atomic_block else ", set_config('synchronous_commit', 'off', true)"
+    row = fetch_one(
         f"""
-            UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
-            FROM (
-                SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
-            ) AS locked
-            WHERE m.id = locked.id
+            WITH touched AS (
+                UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
+                FROM (
+                    SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
+                ) AS locked
+                WHERE m.id = locked.id
+                RETURNING m.id
+            )
+            SELECT count(*){asynchronous} FROM touched
             """,
         [timezone.now(), tenant.pk, list(memory_ids)],
+        using=DEFAULT_DB_ALIAS,  # a write: the primary, even inside a read block
     )
+    return int(row[0]) if row else 0
 
 
 @transaction.atomic
