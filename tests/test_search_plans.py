@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import Memory, SearchScopeIndex
 from memory_app.selectors.search.candidates import (
     explain_vector_candidates,
     forget_indexed_scopes,
+    forget_large_scopes,
     scope_plan,
     scope_rows,
     vector_candidates,
@@ -26,8 +28,10 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _fresh_index_cache():  # type: ignore[no-untyped-def]
     forget_indexed_scopes()
+    forget_large_scopes()
     yield
     forget_indexed_scopes()
+    forget_large_scopes()
 
 
 def bulk_memories(tenant, n: int, *, user_id: str = "big", seed: int = 0, **attrs) -> list[Memory]:  # type: ignore[no-untyped-def]
@@ -80,6 +84,24 @@ def test_a_scope_above_the_exact_limit_goes_to_hnsw_with_a_capped_count(tenant_a
     assert plan.ef_search == settings.SEARCH_HNSW_EF_SEARCH
     # The count covers only this tenant's rows.
     assert scope_plan(tenant=tenant_a.tenant, filters=SearchFilters(user_id="other")).plan == "exact"
+
+
+def test_a_scope_counted_large_is_not_counted_again_while_remembered(tenant_a, settings):
+    settings.SEARCH_EXACT_MAX_ROWS = 10
+    bulk_memories(tenant_a.tenant, 40)
+    filters = SearchFilters(user_id="big")
+    assert scope_plan(tenant=tenant_a.tenant, filters=filters).scope_rows == 11
+    with CaptureQueriesContext(connection) as queries:
+        again = scope_plan(tenant=tenant_a.tenant, filters=filters)
+    assert (again.plan, again.scope_rows) == ("hnsw_iterative", None)
+    assert not [q for q in queries.captured_queries if "count(" in q["sql"]]
+    # A small scope is counted every time: one new row can move it to the other plan.
+    small = SearchFilters(user_id="other")
+    bulk_memories(tenant_a.tenant, 3, user_id="other")
+    assert scope_plan(tenant=tenant_a.tenant, filters=small).plan == "exact"
+    with CaptureQueriesContext(connection) as queries:
+        assert scope_plan(tenant=tenant_a.tenant, filters=small).scope_rows == 3
+    assert [q for q in queries.captured_queries if "count(" in q["sql"]]
 
 
 def test_the_exact_plan_never_uses_the_hnsw_index(tenant_a):

@@ -45,11 +45,12 @@ class RelationJudge(Protocol):
 
 
 @runtime_checkable
-class PrefetchingJudge(RelationJudge, Protocol):
-    """A judge that can prepare many pairs in one pass before they are judged one call at a time
-    (the offline judge's batched token vectors; load-time collapse uses it)."""
+class BatchJudge(RelationJudge, Protocol):
+    """A judge that judges many unrelated (new, old) pairs in one pass, each as `judge(new, [old])`
+    would (the offline judge reads each pair's words once and runs the token model once for all
+    pairs that need it; load-time collapse uses it)."""
 
-    def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None: ...
+    def judge_pairs(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> list[Judgement]: ...
 
 
 @runtime_checkable

@@ -196,10 +196,20 @@ class OfflineJudge:
             found[i] = judge_pair(*pairs[i], cal)
         return [j for j in found if j is not None]
 
-    def prefetch(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> None:
-        """Token vectors for every (new, old) pair that will need them, in one forward pass: for a
-        caller that judges many pairs one call at a time (load-time collapse)."""
-        prefetch_tokens([(old.text, new.text, _distance(new, old)) for new, old in pairs], self.calibration)
+    def judge_pairs(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> list[Judgement]:
+        """`judge(new, [old])[0]` for each (new, old) pair, reading each pair's words once: a pair
+        the rules or the gate decide from its words keeps that verdict (the one judge_pair gives),
+        the others are judged in full after one token-vector fetch for all their texts (stored
+        rows, then one batched forward pass). Load-time collapse judges ~25 pairs a search."""
+        cal = self.calibration
+        triples = [(old.text, new.text, _distance(new, old)) for new, old in pairs]
+        found: list[Judgement | None] = [spelled_judgement(*triple, cal) for triple in triples]
+        waiting = [i for i, judgement in enumerate(found) if judgement is None]
+        if waiting:
+            token_encoder().tokens([text for i in waiting for text in triples[i][:2]])
+        for i in waiting:
+            found[i] = judge_pair(*triples[i], cal)
+        return [judgement for judgement in found if judgement is not None]
 
 
 def _distance(new: JudgeItem, old: JudgeItem) -> float | None:

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from memory_app.judge.base import JudgeItem, Judgement, PrefetchingJudge, RelationJudge
+from memory_app.judge.base import BatchJudge, JudgeItem, Judgement, RelationJudge
 from memory_app.judge.merge import information, lost_facts, stands_for
 from memory_app.retrieval.clustering import cosine_distances, near_duplicate_groups
 
@@ -66,8 +66,11 @@ def dedup_groups(
         if _keeps_facts(texts[proposal[0]], texts[index])
     ]
     unknown = [(a, b) for a, b in judged if _verdict_key(judge, texts, embeddings, a, b) not in _VERDICTS]
-    if isinstance(judge, PrefetchingJudge) and unknown:
-        judge.prefetch([_items(texts, embeddings, a, b) for a, b in unknown])
+    if isinstance(judge, BatchJudge) and unknown:
+        # All of this call's new pairs in one pass (one token-model call), remembered as below.
+        verdicts = judge.judge_pairs([_items(texts, embeddings, a, b) for a, b in unknown])
+        for (a, b), verdict in zip(unknown, verdicts, strict=True):
+            _remember_verdict(_verdict_key(judge, texts, embeddings, a, b), verdict)
     to_judge = set(judged)
     groups: list[DedupGroup] = []
     for proposal in proposals:
@@ -179,7 +182,12 @@ def _judge_pair(
         JudgeItem(text=texts[new], embedding=embeddings[new]),
         [JudgeItem(text=texts[old], embedding=embeddings[old])],
     )[0]
+    _remember_verdict(key, verdict)
+    return verdict
+
+
+def _remember_verdict(key: tuple[str, str, str, float], verdict: Judgement) -> None:
     _VERDICTS[key] = verdict
+    _VERDICTS.move_to_end(key)
     if len(_VERDICTS) > _VERDICTS_MAX:
         _VERDICTS.popitem(last=False)
-    return verdict

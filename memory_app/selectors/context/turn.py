@@ -102,6 +102,10 @@ class Call:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+# What search_memories reads of each hit's row (the rest of the row is never loaded).
+ROW_FIELDS = ("id", "text", "category", "created_at", "event_date", "metadata")
+
+
 def search_memories(
     *,
     tenant: Tenant,
@@ -118,6 +122,7 @@ def search_memories(
         filters=filters,
         limit=limit,
         query_embedding=call.embedding if call is not None else None,
+        row_fields=ROW_FIELDS,
     )
     if call is not None:
         for phase, ms in result.stats.get("phases_ms", {}).items():

@@ -174,12 +174,14 @@ def memory_search(
     mode: str = "hybrid",
     options: SearchOptions | None = None,
     query_embedding: np.ndarray | QueryEmbedding | None = None,
+    row_fields: tuple[str, ...] | None = None,
 ) -> SearchResult:
     """The best `limit` entries for `query` in the filtered scope of `tenant`.
 
     `query_embedding`: the query's vector, or its QueryEmbedding, when the caller has started it
     (/context/all embeds the question once for all its parts, and finishes it itself); None embeds
-    it here."""
+    it here. `row_fields`: the only fields of each hit's row the caller reads (None: all but the
+    vector); building whole model instances of 60 rows cost /context/all several milliseconds."""
     if mode not in MODES:
         raise ApplicationError(
             f"mode must be one of {', '.join(MODES)}",
@@ -241,19 +243,21 @@ def memory_search(
     base = np.array([fused[i] for i in ordered], dtype=np.float64)
     scores = base * _time_and_feedback([ranking[i] for i in ordered], opts)
     order = np.argsort(-scores, kind="stable")[:fetch]
-    # Only the rows that can still be returned are loaded whole, with their vectors.
-    rows = _load_rows(tenant=tenant, ids=[ordered[i] for i in order])
+    # Only the rows that can still be returned are read with their texts and vectors.
+    rows = _load_texts(tenant=tenant, ids=[ordered[i] for i in order])
     kept = [i for i in order if ordered[i] in rows]
     members = [rows[ordered[i]] for i in kept]
     scores = scores[kept]
     lexical_scores = {c.memory_id: c.score for c in lexical}
     phases.lap("rank")
-    hits = _post_process(tenant, members, scores, opts, limit)
+    ranked = _post_process(tenant, members, scores, opts, limit)
     phases.lap("post_process")
+    hits = _with_rows(tenant=tenant, ranked=ranked, fields=row_fields)
+    phases.lap("hit_rows")
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
         hit.lexical_score = lexical_scores.get(hit.memory.pk)
-        hit.memory.embedding = None  # callers never need the vector; do not carry it around
+        hit.memory.embedding = None  # callers never need the vector: never load it lazily either
     if opts.touch and hits:
         touch_after_commit(tenant=tenant, ids=[i for hit in hits for i in hit.member_ids])
     stats = {
@@ -282,6 +286,8 @@ def _ranking_columns(
 ) -> dict[int, RankingRow]:
     """The ranking inputs of every candidate as plain tuples: a search fuses ~200 candidates but
     returns ten, and building 200 model instances with their vectors cost more than the ranking."""
+    if not ids:  # an empty scope (a tenant without a knowledge base): not even a queryset to build
+        return {}
     qs = Memory.objects.filter(tenant=tenant, pk__in=ids)
     columns = ["id", "created_at", "confidence", "helpful_count", "harmful_count"]
     if query_embedding is not None:
@@ -295,23 +301,64 @@ def _ranking_columns(
     return out
 
 
-def _load_rows(*, tenant: Tenant, ids: list[int]) -> dict[int, Memory]:
-    """The rows with their vectors read in pgvector's binary form: parsing the text form of 150
-    vectors costs more than the whole ranking."""
+@dataclass(frozen=True)
+class TextRow:
+    """What load-time dedup, clustering and MMR read of a fetched row: its text and vector."""
+
+    pk: int
+    text: str
+    embedding: np.ndarray | None
+
+
+def _load_texts(*, tenant: Tenant, ids: list[int]) -> dict[int, TextRow]:
+    """The fetched rows' texts and vectors as tuples, the vectors in pgvector's binary form: a
+    search dedups ~3x the rows it returns, and building their model instances (and parsing the
+    text form of their vectors) cost more than the ranking."""
+    if not ids:
+        return {}
     qs = (
         Memory.objects.filter(tenant=tenant, pk__in=ids)
-        .defer("embedding", "search_vector")
         .annotate(embedding_bin=Func(F("embedding"), function="vector_send", output_field=BinaryField()))
+        .values_list("id", "text", "embedding_bin")
     )
-    rows: dict[int, Memory] = {}
-    for memory in qs:
-        raw = memory.embedding_bin  # type: ignore[attr-defined]
+    rows: dict[int, TextRow] = {}
+    for pk, text, raw in qs:
         # vector_send: int16 dimension, int16 unused, then big-endian float32 values.
-        memory.embedding = (
-            None if raw is None else np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
-        )
-        rows[memory.pk] = memory
+        vector = None if raw is None else np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
+        rows[pk] = TextRow(pk, text, vector)
     return rows
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """An entry of the result before its row is read: its members (best first), score and text."""
+
+    score: float
+    text: str
+    member_ids: list[int]
+    cluster: int | None
+
+
+def _with_rows(*, tenant: Tenant, ranked: list[_Ranked], fields: tuple[str, ...] | None) -> list[SearchHit]:
+    """The returned entries with their best members' rows, whole but without vectors, in one
+    query: only these are built as model instances. An entry whose row was deleted since the
+    ranking read it is dropped (a moment later the search would not have found it)."""
+    if not ranked:
+        return []
+    found = Memory.objects.filter(tenant=tenant, pk__in=[entry.member_ids[0] for entry in ranked])
+    found = found.only(*fields) if fields is not None else found.defer("embedding", "search_vector")
+    rows = {memory.pk: memory for memory in found}
+    return [
+        SearchHit(
+            memory=rows[entry.member_ids[0]],
+            score=entry.score,
+            text=entry.text,
+            member_ids=entry.member_ids,
+            cluster=entry.cluster,
+        )
+        for entry in ranked
+        if entry.member_ids[0] in rows
+    ]
 
 
 def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
@@ -332,7 +379,7 @@ def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.n
     return time_factor * ace
 
 
-def _embedding_matrix(members: list[Memory]) -> np.ndarray:
+def _embedding_matrix(members: list[TextRow]) -> np.ndarray:
     dim = next((len(m.embedding) for m in members if m.embedding is not None), 384)
     matrix = np.zeros((len(members), dim), dtype=np.float32)
     for row, m in enumerate(members):
@@ -342,8 +389,8 @@ def _embedding_matrix(members: list[Memory]) -> np.ndarray:
 
 
 def _post_process(
-    tenant: Tenant, members: list[Memory], scores: np.ndarray, opts: ResolvedOptions, limit: int
-) -> list[SearchHit]:
+    tenant: Tenant, members: list[TextRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
+) -> list[_Ranked]:
     """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
     if not members:
         return []
@@ -373,8 +420,7 @@ def _post_process(
     if outcome.stats is not None:
         log.info(outcome.stats.message())
     return [
-        SearchHit(
-            memory=members[entry.members[0]],
+        _Ranked(
             score=float(entry.score),
             text=entry.text,
             member_ids=[members[i].pk for i in entry.members],
