@@ -109,11 +109,16 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL")
 EMBEDDED_PG_DIR = Path(env_str("EMBEDDED_PG_DIR", str(BASE_DIR / "var" / "pgdata")))
+# initdb's 128MB holds a fraction of a 100 k-memory scope's table and indexes (~600 MB): each search
+# then reads its pages through the OS cache (docs/PERFORMANCE.md). Only the embedded server: a
+# DATABASE_URL server is its operator's to size.
+EMBEDDED_PG_SHARED_BUFFERS = env_str("EMBEDDED_PG_SHARED_BUFFERS", "1GB")
 DATABASES = {
     "default": database_config(
         url=DATABASE_URL,
         data_dir=EMBEDDED_PG_DIR,
         check_pgvector=env_bool("PGVECTOR_CHECK", True),
+        shared_buffers=EMBEDDED_PG_SHARED_BUFFERS,
     )
 }
 # Read replicas (streaming standbys of DATABASES["default"]): the read-only API paths use a healthy
