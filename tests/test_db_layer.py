@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -25,6 +26,8 @@ from memory_app.db import (
     set_local_sql,
     vector_literal,
 )
+from memory_app.models import Memory
+from tests.factories import MemoryFactory
 
 FLOAT32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
 
@@ -140,3 +143,20 @@ def test_a_capped_count_stops_at_its_limit() -> None:
 def test_index_validity_is_none_for_a_missing_index_and_true_for_a_built_one() -> None:
     assert index_valid("no_such_index_anywhere") is None
     assert index_valid("memory_embedding_hnsw") is True
+
+
+@pytest.mark.django_db
+def test_any_lookup_filters_on_a_list_with_one_statement_text_whatever_its_length() -> None:
+    first, second, third = MemoryFactory.create_batch(3)
+    others = MemoryFactory(tenant=first.tenant)
+    found = Memory.objects.filter(pk__any=[first.pk, third.pk, others.pk + 1000])
+    assert set(found.values_list("pk", flat=True)) == {first.pk, third.pk}
+    assert not Memory.objects.filter(pk__any=[]).exists()
+    with CaptureQueriesContext(connection) as queries:
+        list(Memory.objects.filter(pk__any=[first.pk]).values_list("pk"))
+        list(Memory.objects.filter(pk__any=[first.pk, second.pk, third.pk]).values_list("pk"))
+    texts = [q["sql"] for q in queries.captured_queries]
+    assert all("= ANY(" in text for text in texts)
+    assert texts[0].split("ANY(")[0] == texts[1].split("ANY(")[0]
+    # Other integer columns take it too (a foreign key's id).
+    assert list(Memory.objects.filter(tenant_id__any=[others.tenant_id]).order_by("pk")) == [first, others]

@@ -3,12 +3,14 @@
 Services and selectors write their own SQL (it is their query); every building block underneath
 comes from here: how a vector becomes a literal, how HNSW settings are scoped, how an advisory lock
 is taken, how a capped count, an index's validity and the planner's element statistics are read,
-and how statements reach the server.
+and how statements reach the server; `field__any=[...]` (lookups.py) filters on a list with one
+array parameter.
 """
 
 from memory_app.db.counts import count_up_to
 from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
+from memory_app.db.lookups import AnyOf
 from memory_app.db.pgsettings import hnsw_settings, local_settings, session_setting, set_local, set_local_sql
 from memory_app.db.queries import copy_out, execute, fetch_all, fetch_one
 from memory_app.db.statements import (
@@ -22,6 +24,7 @@ from memory_app.db.statistics import ElementFrequencies, element_frequencies
 from memory_app.db.vectors import vector_literal, vector_sql
 
 __all__ = [
+    "AnyOf",
     "ElementFrequencies",
     "IndexInfo",
     "advisory_lock_key",

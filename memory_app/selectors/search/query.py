@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import BinaryField, F, Func
 from django.utils import timezone
-from pgvector.django import MaxInnerProduct
 
 from memory_app.conf import search_config
+from memory_app.db import fetch_all, vector_literal
 from memory_app.embeddings import EmbeddingJob, embed_texts_begin
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
@@ -24,7 +23,7 @@ from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import run_pipeline
-from memory_app.selectors.search.candidates import fulltext_candidates, vector_candidates
+from memory_app.selectors.search.candidates import MEMORY_TABLE, fulltext_candidates, vector_candidates
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search.types import Candidate, SearchFilters
@@ -284,21 +283,24 @@ class RankingRow:
 def _ranking_columns(
     *, tenant: Tenant, ids: list[int], query_embedding: np.ndarray | None
 ) -> dict[int, RankingRow]:
-    """The ranking inputs of every candidate as plain tuples: a search fuses ~200 candidates but
-    returns ten, and building 200 model instances with their vectors cost more than the ranking."""
-    if not ids:  # an empty scope (a tenant without a knowledge base): not even a queryset to build
+    """The ranking inputs of every candidate as plain tuples: a search fuses ~360 candidates but
+    returns ten, and building their model instances cost more than the ranking. One array
+    parameter rather than an IN list: the statement's text is then the same at every search, and
+    psycopg parsed a new 360-placeholder text each time (half of this step's 11 ms)."""
+    if not ids:  # an empty scope (a tenant without a knowledge base): nothing to read
         return {}
-    qs = Memory.objects.filter(tenant=tenant, pk__in=ids)
-    columns = ["id", "created_at", "confidence", "helpful_count", "harmful_count"]
-    if query_embedding is not None:
-        # pgvector's <#> is the negative inner product, computed where the vector lies.
-        qs = qs.annotate(negative_ip=MaxInnerProduct("embedding", query_embedding))
-        columns.append("negative_ip")
-    out = {}
-    for row in qs.values_list(*columns):
-        similarity = None if len(row) == 5 or row[5] is None else -float(row[5])
-        out[row[0]] = RankingRow(row[1], row[2], row[3], row[4], similarity)
-    return out
+    # pgvector's <#> is the negative inner product, computed where the vector lies.
+    similarity = "NULL::float8" if query_embedding is None else "m.embedding <#> %s::vector"
+    params: list[Any] = [] if query_embedding is None else [vector_literal(query_embedding)]
+    rows = fetch_all(
+        f"SELECT m.id, m.created_at, m.confidence, m.helpful_count, m.harmful_count, {similarity} "
+        f"FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        [*params, tenant.pk, ids],
+    )
+    return {
+        row[0]: RankingRow(row[1], row[2], row[3], row[4], None if row[5] is None else -float(row[5]))
+        for row in rows
+    }
 
 
 @dataclass(frozen=True)
@@ -316,13 +318,12 @@ def _load_texts(*, tenant: Tenant, ids: list[int]) -> dict[int, TextRow]:
     text form of their vectors) cost more than the ranking."""
     if not ids:
         return {}
-    qs = (
-        Memory.objects.filter(tenant=tenant, pk__in=ids)
-        .annotate(embedding_bin=Func(F("embedding"), function="vector_send", output_field=BinaryField()))
-        .values_list("id", "text", "embedding_bin")
-    )
     rows: dict[int, TextRow] = {}
-    for pk, text, raw in qs:
+    for pk, text, raw in fetch_all(
+        f"SELECT m.id, m.text, vector_send(m.embedding) FROM {MEMORY_TABLE} m "
+        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        [tenant.pk, ids],
+    ):
         # vector_send: int16 dimension, int16 unused, then big-endian float32 values.
         vector = None if raw is None else np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
         rows[pk] = TextRow(pk, text, vector)
@@ -345,7 +346,7 @@ def _with_rows(*, tenant: Tenant, ranked: list[_Ranked], fields: tuple[str, ...]
     ranking read it is dropped (a moment later the search would not have found it)."""
     if not ranked:
         return []
-    found = Memory.objects.filter(tenant=tenant, pk__in=[entry.member_ids[0] for entry in ranked])
+    found = Memory.objects.filter(tenant=tenant, pk__any=[entry.member_ids[0] for entry in ranked])
     found = found.only(*fields) if fields is not None else found.defer("embedding", "search_vector")
     rows = {memory.pk: memory for memory in found}
     return [

@@ -36,7 +36,7 @@ def memory_tokens_load(*, tenant: Tenant, memories: Sequence[tuple[int, str]]) -
     texts = dict(memories)
     if not texts:
         return {}
-    rows = MemoryTokens.objects.filter(tenant=tenant, memory_id__in=list(texts)).values_list(
+    rows = MemoryTokens.objects.filter(tenant=tenant, pk__any=list(texts)).values_list(
         "memory_id", "text_digest", "words", "vectors"
     )
     found = {}
