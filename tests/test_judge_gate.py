@@ -319,3 +319,31 @@ def test_a_sure_verdict_that_no_waiting_candidate_can_outbid_leaves_the_token_mo
     _fresh_pair_caches()
     judge.judge_for_decision(JudgeItem(text=NEW_TEXT), _candidates(PARAPHRASES), review_below=0.82)
     assert cold.encoded == len(PARAPHRASES) + 1
+
+
+@pytest.mark.parametrize("held", ["none", "encoder", "stored rows"])
+def test_judging_pairs_in_one_pass_gives_each_pair_the_verdict_judge_gives_it(monkeypatch, held):
+    judge = OfflineJudge(load_calibration("all-MiniLM-L6-v2"))
+    pairs = [
+        (JudgeItem(text=new), JudgeItem(text=old, distance=distance))
+        for (old, new), distance in itertools.product(PAIRS + LEXICAL_PAIRS, (0.1, 0.3))
+    ]
+    expected = []
+    for new, old in pairs:
+        _fresh_pair_caches()
+        expected.append(judge.judge(new, [old])[0])
+    texts = [item.text for pair in pairs for item in pair]
+    computed = alignment.token_encoder().tokens(texts)
+    vectors = dict(zip(texts, computed, strict=True))
+    cold = alignment.TokenEncoder()
+    monkeypatch.setattr(alignment, "_encoder", cold)
+    if held == "encoder":
+        cold.tokens(texts)
+    _fresh_pair_caches()
+    if held == "stored rows":
+        with alignment.stored_tokens(lambda wanted: {text: vectors[text] for text in wanted}):
+            found = judge.judge_pairs(pairs)
+        assert cold.encoded == 0  # every text came from the rows: the model never ran
+    else:
+        found = judge.judge_pairs(pairs)
+    assert found == expected

@@ -197,13 +197,21 @@ class OfflineJudge:
         return [j for j in found if j is not None]
 
     def judge_pairs(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> list[Judgement]:
-        """`judge(new, [old])[0]` for each (new, old) pair, reading each pair's words once: a pair
-        the rules or the gate decide from its words keeps that verdict (the one judge_pair gives),
-        the others are judged in full after one token-vector fetch for all their texts (stored
-        rows, then one batched forward pass). Load-time collapse judges ~25 pairs a search."""
+        """`judge(new, [old])[0]` for each (new, old) pair, reading each pair's words once. A pair
+        whose texts' vectors are at hand without the model (held, or stored rows: load-time
+        collapse judges stored memories) is judged at once; of the others, a pair the rules or the
+        gate decide from its words keeps that verdict (the one judge_pair gives), and the rest are
+        judged in full after one token-vector fetch for all their texts (one batched forward
+        pass). Load-time collapse judges ~25 pairs a search."""
         cal = self.calibration
         triples = [(old.text, new.text, _distance(new, old)) for new, old in pairs]
-        found: list[Judgement | None] = [spelled_judgement(*triple, cal) for triple in triples]
+        at_hand = token_encoder().available([text for triple in triples for text in triple[:2]])
+        found: list[Judgement | None] = [
+            judge_pair(*triple, cal)
+            if triple[0] in at_hand and triple[1] in at_hand
+            else spelled_judgement(*triple, cal)
+            for triple in triples
+        ]
         waiting = [i for i, judgement in enumerate(found) if judgement is None]
         if waiting:
             token_encoder().tokens([text for i in waiting for text in triples[i][:2]])

@@ -173,6 +173,23 @@ class TokenEncoder:
             found.update({t: self._offered[t] for t in texts if t in self._offered and t not in found})
         return found
 
+    def available(self, texts: Sequence[str]) -> set[str]:
+        """Which of `texts` this encoder can give vectors for without running the model: those it
+        holds, and those the stored rows of the current `stored_tokens` source hold (read now, in
+        one call, and kept as `tokens()` keeps what it loads)."""
+        held = set(self.known(texts))
+        missing = [t for t in dict.fromkeys(texts) if t not in held]
+        source = getattr(_stored, "source", None)
+        if not missing or source is None:
+            return held
+        loaded = {t: v for t, v in source(missing).items() if t in missing}
+        with self._lock:
+            self.loaded += len(loaded)
+            self._cache.update(loaded)
+            while len(self._cache) > self.max_texts:
+                self._cache.popitem(last=False)
+        return held | set(loaded)
+
     def tokens(self, texts: Sequence[str]) -> list[TextTokens]:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
@@ -324,10 +341,11 @@ StoredSource = Callable[[Sequence[str]], Mapping[str, TextTokens]]
 
 @contextmanager
 def stored_tokens(source: StoredSource) -> Iterator[None]:
-    """Within the block, this thread's `TokenEncoder.tokens()` asks `source` for the texts it holds
-    in neither cache before it runs the model: `source(texts)` returns the vectors it has (the
-    stored rows of those texts' memories, selectors/store/tokens.py), the rest is computed. Thread-local,
-    so concurrent requests of one process each read their own memories' rows; blocks nest."""
+    """Within the block, this thread's `TokenEncoder.tokens()` (and `available()`) asks `source`
+    for the texts it holds in neither cache before it runs the model: `source(texts)` returns the
+    vectors it has (the stored rows of those texts' memories, selectors/store/tokens.py), the rest
+    is computed. Thread-local, so concurrent requests of one process each read their own
+    memories' rows; blocks nest."""
     previous = getattr(_stored, "source", None)
     _stored.source = source
     try:
