@@ -21,7 +21,7 @@ from memory_app.db.statements import (
     models_from_rows,
 )
 from memory_app.db.statistics import ElementFrequencies, element_frequencies
-from memory_app.db.vectors import vector_literal, vector_sql
+from memory_app.db.vectors import vector_from_binary, vector_literal, vector_sql
 
 __all__ = [
     "AnyOf",
@@ -47,6 +47,7 @@ __all__ = [
     "session_setting",
     "set_local",
     "set_local_sql",
+    "vector_from_binary",
     "vector_literal",
     "vector_sql",
 ]

@@ -1,4 +1,4 @@
-"""Vectors as pgvector text literals."""
+"""Vectors as pgvector text literals, and back from pgvector's binary form."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
 def vector_sql(vector: np.ndarray | Sequence[float]) -> RawSQL:
     """The literal as a query expression (an INSERT value or an annotation)."""
     return RawSQL("%s::vector", [vector_literal(vector)])
+
+
+def vector_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
+    """A vector read in pgvector's binary form (`vector_send(column)`): reading 150 vectors that
+    way costs a fraction of parsing their text form. None stays None (a row without a vector)."""
+    if raw is None:
+        return None
+    # int16 dimension, int16 unused, then big-endian float32 values.
+    return np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)

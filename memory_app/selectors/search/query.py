@@ -15,14 +15,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_app.conf import search_config
-from memory_app.db import fetch_all, vector_literal
+from memory_app.db import fetch_all, vector_from_binary, vector_literal
 from memory_app.embeddings import EmbeddingJob, embed_texts_begin
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
 from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
-from memory_app.retrieval.pipeline import run_pipeline
+from memory_app.retrieval.pipeline import Entry, run_pipeline
 from memory_app.selectors.search.candidates import MEMORY_TABLE, fulltext_candidates, vector_candidates
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
@@ -249,9 +249,9 @@ def memory_search(
     scores = scores[kept]
     lexical_scores = {c.memory_id: c.score for c in lexical}
     phases.lap("rank")
-    ranked = _post_process(tenant, members, scores, opts, limit)
+    entries = _post_process(tenant, members, scores, opts, limit)
     phases.lap("post_process")
-    hits = _with_rows(tenant=tenant, ranked=ranked, fields=row_fields)
+    hits = _with_rows(tenant=tenant, entries=entries, members=members, fields=row_fields)
     phases.lap("hit_rows")
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
@@ -318,48 +318,39 @@ def _load_texts(*, tenant: Tenant, ids: list[int]) -> dict[int, TextRow]:
     text form of their vectors) cost more than the ranking."""
     if not ids:
         return {}
-    rows: dict[int, TextRow] = {}
-    for pk, text, raw in fetch_all(
+    rows = fetch_all(
         f"SELECT m.id, m.text, vector_send(m.embedding) FROM {MEMORY_TABLE} m "
         "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [tenant.pk, ids],
-    ):
-        # vector_send: int16 dimension, int16 unused, then big-endian float32 values.
-        vector = None if raw is None else np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
-        rows[pk] = TextRow(pk, text, vector)
-    return rows
+    )
+    return {pk: TextRow(pk, text, vector_from_binary(raw)) for pk, text, raw in rows}
 
 
-@dataclass(frozen=True)
-class _Ranked:
-    """An entry of the result before its row is read: its members (best first), score and text."""
-
-    score: float
-    text: str
-    member_ids: list[int]
-    cluster: int | None
-
-
-def _with_rows(*, tenant: Tenant, ranked: list[_Ranked], fields: tuple[str, ...] | None) -> list[SearchHit]:
+def _with_rows(
+    *, tenant: Tenant, entries: list[Entry], members: list[TextRow], fields: tuple[str, ...] | None
+) -> list[SearchHit]:
     """The returned entries with their best members' rows, whole but without vectors, in one
     query: only these are built as model instances. An entry whose row was deleted since the
     ranking read it is dropped (a moment later the search would not have found it)."""
-    if not ranked:
+    if not entries:
         return []
-    found = Memory.objects.filter(tenant=tenant, pk__any=[entry.member_ids[0] for entry in ranked])
+    found = Memory.objects.filter(tenant=tenant, pk__any=[members[entry.members[0]].pk for entry in entries])
     found = found.only(*fields) if fields is not None else found.defer("embedding", "search_vector")
     rows = {memory.pk: memory for memory in found}
-    return [
-        SearchHit(
-            memory=rows[entry.member_ids[0]],
-            score=entry.score,
-            text=entry.text,
-            member_ids=entry.member_ids,
-            cluster=entry.cluster,
-        )
-        for entry in ranked
-        if entry.member_ids[0] in rows
-    ]
+    hits = []
+    for entry in entries:
+        member_ids = [members[i].pk for i in entry.members]
+        if member_ids[0] in rows:
+            hits.append(
+                SearchHit(
+                    memory=rows[member_ids[0]],
+                    score=float(entry.score),
+                    text=entry.text,
+                    member_ids=member_ids,
+                    cluster=entry.cluster,
+                )
+            )
+    return hits
 
 
 def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
@@ -391,7 +382,7 @@ def _embedding_matrix(members: list[TextRow]) -> np.ndarray:
 
 def _post_process(
     tenant: Tenant, members: list[TextRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
-) -> list[_Ranked]:
+) -> list[Entry]:
     """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
     if not members:
         return []
@@ -420,15 +411,7 @@ def _post_process(
         )
     if outcome.stats is not None:
         log.info(outcome.stats.message())
-    return [
-        _Ranked(
-            score=float(entry.score),
-            text=entry.text,
-            member_ids=[members[i].pk for i in entry.members],
-            cluster=entry.cluster,
-        )
-        for entry in outcome.entries
-    ]
+    return outcome.entries
 
 
 def touch_after_commit(*, tenant: Tenant, ids: list[int]) -> None:
