@@ -191,10 +191,7 @@ class OfflineJudge:
             reason = f"not judged: the verdict on candidate {decided} decides"
             placeholder = Judgement("distinct", DISTINCT_SURE, reason=reason)
             return [placeholder if j is None else j for j in found]
-        token_encoder().tokens([text for i in waiting for text in pairs[i][:2]])
-        for i in waiting:
-            found[i] = judge_pair(*pairs[i], cal)
-        return [j for j in found if j is not None]
+        return _judged_in_full(found, pairs, cal)
 
     def judge_pairs(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> list[Judgement]:
         """`judge(new, [old])[0]` for each (new, old) pair, reading each pair's words once. A pair
@@ -212,12 +209,21 @@ class OfflineJudge:
             else spelled_judgement(*triple, cal)
             for triple in triples
         ]
-        waiting = [i for i, judgement in enumerate(found) if judgement is None]
-        if waiting:
-            token_encoder().tokens([text for i in waiting for text in triples[i][:2]])
-        for i in waiting:
-            found[i] = judge_pair(*triples[i], cal)
-        return [judgement for judgement in found if judgement is not None]
+        return _judged_in_full(found, triples, cal)
+
+
+def _judged_in_full(
+    found: list[Judgement | None], pairs: Sequence[tuple[str, str, float | None]], cal: Calibration
+) -> list[Judgement]:
+    """`found` with each pair still without a verdict judged in full, after one token-vector fetch
+    for all their texts (stored rows, then one batched forward pass)."""
+    waiting = [i for i, judgement in enumerate(found) if judgement is None]
+    if waiting:
+        token_encoder().tokens([text for i in waiting for text in pairs[i][:2]])
+    return [
+        judge_pair(*pair, cal) if judgement is None else judgement
+        for pair, judgement in zip(pairs, found, strict=True)
+    ]
 
 
 def _distance(new: JudgeItem, old: JudgeItem) -> float | None:

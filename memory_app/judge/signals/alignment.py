@@ -178,31 +178,36 @@ class TokenEncoder:
         holds, and those the stored rows of the current `stored_tokens` source hold (read now, in
         one call, and kept as `tokens()` keeps what it loads)."""
         held = set(self.known(texts))
-        missing = [t for t in dict.fromkeys(texts) if t not in held]
+        loaded = self._from_stored([t for t in dict.fromkeys(texts) if t not in held])
+        with self._lock:
+            self._cache.update(loaded)
+            self._trim()
+        return held | set(loaded)
+
+    def _from_stored(self, missing: list[str]) -> dict[str, TextTokens]:
+        """The vectors the current `stored_tokens` source holds for `missing`; called outside the
+        lock, since the loader reads the database."""
         source = getattr(_stored, "source", None)
         if not missing or source is None:
-            return held
-        loaded = {t: v for t, v in source(missing).items() if t in missing}
+            return {}
+        found = source(missing)
+        loaded = {t: found[t] for t in missing if t in found}
         with self._lock:
             self.loaded += len(loaded)
-            self._cache.update(loaded)
-            while len(self._cache) > self.max_texts:
-                self._cache.popitem(last=False)
-        return held | set(loaded)
+        return loaded
+
+    def _trim(self) -> None:
+        # Under the lock: the least recently used texts go first.
+        while len(self._cache) > self.max_texts:
+            self._cache.popitem(last=False)
 
     def tokens(self, texts: Sequence[str]) -> list[TextTokens]:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
             computed: dict[str, TextTokens] = {t: self._offered.pop(t) for t in missing if t in self._offered}
             missing = [t for t in missing if t not in computed]
-        source = getattr(_stored, "source", None)
-        if missing and source is not None:
-            # Outside the lock: the loader reads the database.
-            loaded = source(missing)
-            computed.update({t: loaded[t] for t in missing if t in loaded})
-            missing = [t for t in missing if t not in computed]
-            with self._lock:
-                self.loaded += len(loaded)
+        computed.update(self._from_stored(missing))
+        missing = [t for t in missing if t not in computed]
         with self._lock:
             self.encoded += len(missing)
         for start in range(0, len(missing), 64):
@@ -215,8 +220,7 @@ class TokenEncoder:
                 self._cache[text] = found
                 self._cache.move_to_end(text)
                 out.append(found)
-            while len(self._cache) > self.max_texts:
-                self._cache.popitem(last=False)
+            self._trim()
         return out
 
     def _encode(self, texts: list[str]) -> dict[str, TextTokens]:
