@@ -101,7 +101,7 @@ def test_a_scope_counted_large_skips_the_count_until_the_entry_expires(settings,
     with CaptureQueriesContext(connection) as ctx:
         assert not scope_is_small(tenant=tenant, scope=SCOPE)
     assert ctx.captured_queries == []
-    monkeypatch.setattr(neighbours, "LARGE_SCOPE_TTL", 0.0)
+    monkeypatch.setattr(neighbours._large_scopes, "ttl", 0.0)
     with CaptureQueriesContext(connection) as ctx:
         assert not scope_is_small(tenant=tenant, scope=SCOPE)
     assert len(ctx.captured_queries) == 1

@@ -7,7 +7,7 @@ and how statements reach the server; `field__any=[...]` (lookups.py) filters on 
 array parameter.
 """
 
-from memory_app.db.counts import count_up_to
+from memory_app.db.counts import LargeScopes, count_up_to
 from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
 from memory_app.db.lookups import AnyOf
@@ -27,6 +27,7 @@ __all__ = [
     "AnyOf",
     "ElementFrequencies",
     "IndexInfo",
+    "LargeScopes",
     "advisory_lock_key",
     "advisory_xact_lock",
     "assert_client_side_binding",

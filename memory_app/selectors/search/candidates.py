@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memory_app.conf import search_config
-from memory_app.db import count_up_to, fetch_all, hnsw_settings, local_settings, vector_literal
+from memory_app.db import LargeScopes, count_up_to, fetch_all, hnsw_settings, local_settings, vector_literal
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.selectors.search.types import Candidate, SearchFilters
@@ -126,12 +126,9 @@ def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
     return count_up_to(table=MEMORY_TABLE, where=" AND ".join(clauses), params=params, limit=cap + 1)
 
 
-# Scopes counted over the exact plan's cap, with when: counting up to the cap costs ~2 ms a search
-# at 5,000 rows, and a scope that large does not fall under it within seconds. Small scopes are
-# counted every time (a new row can move them to the other plan).
-_LARGE_SCOPES: dict[tuple[Any, ...], float] = {}
-_LARGE_SCOPES_TTL = 30.0
-_LARGE_SCOPES_MAX = 4096
+# A scope counted over the exact plan's cap is not counted again for 30 s (db.LargeScopes):
+# counting up to the cap costs ~2 ms a search at 5,000 rows.
+_LARGE_SCOPES = LargeScopes(ttl=30.0, max_entries=4096)
 
 
 def forget_large_scopes() -> None:
@@ -145,15 +142,12 @@ def scope_plan(*, tenant: Tenant, filters: SearchFilters) -> ScopePlan:
         return ScopePlan("partial_index", None, search_config().partial_ef_search)
     cap = search_config().exact_max_rows
     key = (tenant.pk, filters.user_id, filters.namespace, filters.kind, filters.include_superseded, cap)
-    counted_at = _LARGE_SCOPES.get(key)
-    if counted_at is not None and time.monotonic() - counted_at < _LARGE_SCOPES_TTL:
+    if key in _LARGE_SCOPES:
         return ScopePlan("hnsw_iterative", None, search_config().hnsw_ef_search)
     rows = scope_rows(tenant=tenant, filters=filters, cap=cap)
     if rows <= cap:
         return ScopePlan("exact", rows)
-    if len(_LARGE_SCOPES) >= _LARGE_SCOPES_MAX:
-        _LARGE_SCOPES.clear()
-    _LARGE_SCOPES[key] = time.monotonic()
+    _LARGE_SCOPES.add(key)
     return ScopePlan("hnsw_iterative", rows, search_config().hnsw_ef_search)
 
 

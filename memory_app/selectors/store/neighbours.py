@@ -16,7 +16,6 @@ and a merge between them put one speaker's text under the other's name.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,7 +23,15 @@ import numpy as np
 from django.db import connection, transaction
 
 from memory_app.conf import store_config
-from memory_app.db import count_up_to, execute_all, fetch_all, hnsw_settings, set_local_sql, vector_literal
+from memory_app.db import (
+    LargeScopes,
+    count_up_to,
+    execute_all,
+    fetch_all,
+    hnsw_settings,
+    set_local_sql,
+    vector_literal,
+)
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
@@ -47,29 +54,22 @@ class Neighbour:
 _SCOPE_WHERE = "tenant_id = %s AND user_id = %s AND namespace = %s AND kind = %s AND status = %s"
 
 
-# Scopes recently counted large, per process: a large scope stays large, so the count (one round
-# trip per store) is skipped for LARGE_SCOPE_TTL seconds. Small results are not cached: a growing
-# scope must switch to HNSW as soon as it passes the limit. A scope that shrank keeps the HNSW plan
-# until the entry expires, which is slower for a while, never wrong.
-LARGE_SCOPE_TTL = 300.0
-_large_scopes: dict[tuple[int, str, str, str, int], float] = {}
+# A large scope's count (one round trip per store) is skipped for 5 minutes (db.LargeScopes).
+_large_scopes = LargeScopes(ttl=300.0)
 
 
 def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) -> bool:
     """Counts at most limit+1 rows (an index-only scan of memory_scope_idx), so it stays cheap."""
     limit = store_config().exact_scope_max if limit is None else limit
     key = (tenant.pk, scope.user_id, scope.namespace, scope.kind, limit)
-    seen = _large_scopes.get(key)
-    if seen is not None and time.monotonic() - seen < LARGE_SCOPE_TTL:
+    if key in _large_scopes:
         return False
     params = [tenant.pk, scope.user_id, scope.namespace, scope.kind, MemoryStatus.ACTIVE]
     small = (
         count_up_to(table=Memory._meta.db_table, where=_SCOPE_WHERE, params=params, limit=limit + 1) <= limit
     )
     if not small:
-        if len(_large_scopes) > 10_000:
-            _large_scopes.clear()
-        _large_scopes[key] = time.monotonic()
+        _large_scopes.add(key)
     return small
 
 
