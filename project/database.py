@@ -33,6 +33,11 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 SERVER_CONF = "memory_service.conf"
 _INCLUDE = f"include_if_exists = '{SERVER_CONF}'"
 _MEMORY_SIZE = re.compile(r"^[1-9][0-9]*(kB|MB|GB|TB)$")
+# Whether the running server's shared_buffers is the given size (pg_settings counts it in pages).
+SHARED_BUFFERS_ARE = (
+    "SELECT setting::bigint * pg_size_bytes(unit) = pg_size_bytes(%s) FROM pg_settings "
+    "WHERE name = 'shared_buffers'"
+)
 
 
 def checked_shared_buffers(value: str) -> str:
@@ -63,8 +68,7 @@ def write_server_conf(data_dir: Path, *, shared_buffers: str) -> bool:
         scratch = target.with_suffix(".tmp")
         scratch.write_text(wanted)
         stat = conf.stat()  # readable by the server's own user, as initdb's files are
-        if hasattr(os, "chown"):
-            os.chown(scratch, stat.st_uid, stat.st_gid)
+        os.chown(scratch, stat.st_uid, stat.st_gid)
         scratch.chmod(0o600)
         scratch.replace(target)
         changed = True
@@ -105,11 +109,7 @@ def embedded_config(data_dir: Path, *, shared_buffers: str = "") -> dict[str, An
         if not exists:
             conn.execute(f'CREATE DATABASE "{EMBEDDED_DB_NAME}"')
         if shared_buffers:
-            row = conn.execute(
-                "SELECT setting::bigint * pg_size_bytes(unit) = pg_size_bytes(%s) FROM pg_settings "
-                "WHERE name = 'shared_buffers'",
-                [shared_buffers],
-            ).fetchone()
+            row = conn.execute(SHARED_BUFFERS_ARE, [shared_buffers]).fetchone()
             if row is not None and not row[0]:
                 logger.warning(
                     "the embedded PostgreSQL server runs with another shared_buffers than "

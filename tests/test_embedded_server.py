@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from project.database import SERVER_CONF, checked_shared_buffers, write_server_conf
+from project.database import SERVER_CONF, SHARED_BUFFERS_ARE, checked_shared_buffers, write_server_conf
 
 
 def data_dir(tmp_path: Path) -> Path:
@@ -56,9 +56,5 @@ def test_a_fresh_embedded_server_runs_with_the_configured_shared_buffers():
     if settings.DATABASE_URL or not settings.EMBEDDED_PG_SHARED_BUFFERS:
         pytest.skip("the embedded server with its default settings is not in use")
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT setting::bigint * pg_size_bytes(unit) = pg_size_bytes(%s) FROM pg_settings "
-            "WHERE name = 'shared_buffers'",
-            [settings.EMBEDDED_PG_SHARED_BUFFERS],
-        )
+        cursor.execute(SHARED_BUFFERS_ARE, [settings.EMBEDDED_PG_SHARED_BUFFERS])
         assert cursor.fetchone()[0]
