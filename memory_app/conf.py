@@ -266,6 +266,8 @@ class EmbeddingsConfig:
     local_batch_wait_ms: float
     local_max_batch: int
     torch_threads: int
+    local_runtime: str
+    onnx_dir: str
     breaker_failures: int
     breaker_seconds: float
     near_dup: str
@@ -297,6 +299,8 @@ def embeddings_config() -> EmbeddingsConfig:
         local_batch_wait_ms=settings.EMBEDDING_LOCAL_BATCH_WAIT_MS,
         local_max_batch=settings.EMBEDDING_LOCAL_MAX_BATCH,
         torch_threads=settings.EMBEDDING_TORCH_THREADS,
+        local_runtime=settings.EMBEDDING_LOCAL_RUNTIME,
+        onnx_dir=settings.EMBEDDING_ONNX_DIR,
         breaker_failures=settings.EMBEDDING_BREAKER_FAILURES,
         breaker_seconds=settings.EMBEDDING_BREAKER_SECONDS,
         near_dup=settings.EMBEDDING_NEAR_DUP,

@@ -16,6 +16,7 @@ from typing import Any
 
 from memory_app.conf import embeddings_config
 from memory_app.db.vectors import DIMENSIONS
+from memory_app.embeddings.forward import local_runtime
 
 # After this many failures in a row the provider counts as down rather than failing now and then.
 DOWN_AFTER_FAILURES = 3
@@ -77,6 +78,9 @@ def provider_state() -> dict[str, Any]:
         "provider": embeddings_config().provider,
         "model": embeddings_config().model,
         "dimensions": DIMENSIONS,
+        # What runs the local model's pass (embeddings/forward.py): "onnx", or "torch" when asked
+        # for or when ONNX Runtime could not start.
+        "runtime": local_runtime() if embeddings_config().provider == "local" else None,
         "consecutive_failures": record.consecutive_failures,
         "failures": record.failures,
         "successes": record.successes,

@@ -37,22 +37,39 @@ def local_model() -> Any:
 
 
 def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
+    """Unit sentence vectors: the transformer's pass (embeddings/forward.py), mean pooling over the
+    real tokens, L2 normalisation; the steps of the model's own sentence-transformers modules
+    (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip."""
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    # The relation judge's word alignment reads this same forward pass's token vectors: kept, so
-    # the texts the store path embeds never run the model a second time.
-    from memory_app.judge.signals.alignment import forward_pass_tokens
+    # The relation judge's word alignment reads this same pass's token vectors: offered, so the
+    # texts the store path embeds never run the model a second time.
+    from memory_app.embeddings.forward import hidden_states
+    from memory_app.judge.signals.alignment import offer_forward_pass
 
     model = local_model()
-    with forward_pass_tokens(model, texts):
-        vectors = model.encode(
-            texts,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+    stripped = [str(text).strip() for text in texts]
+    # Longest first, as sentence-transformers batches, so a batch pads little.
+    order = sorted(range(len(stripped)), key=lambda i: -len(stripped[i]))
+    out = np.empty((len(texts), 384), dtype=np.float32)
+    rows = []
+    for start in range(0, len(order), batch_size):
+        picked = order[start : start + batch_size]
+        batch = model.tokenizer(
+            [stripped[i] for i in picked],
+            padding=True,
+            truncation="longest_first",
+            max_length=model.max_seq_length,
+            return_tensors="np",
         )
-    return np.asarray(vectors, dtype=np.float32)
+        hidden = hidden_states(model, batch)
+        mask = batch["attention_mask"].astype(np.float32)[..., None]
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        out[picked] = pooled / norms
+        rows.append((batch["input_ids"], batch["attention_mask"], hidden))
+    offer_forward_pass(texts, rows)
+    return out
 
 
 _batcher: Any = None

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_app.embeddings.forward import hidden_states
 from memory_app.embeddings.local import local_model
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.lexicon import NUMBER_WORDS, STOPWORDS
@@ -224,9 +225,6 @@ class TokenEncoder:
         return out
 
     def _encode(self, texts: list[str]) -> dict[str, TextTokens]:
-        # start-up cost: torch only when the encoder runs
-        import torch
-
         model = local_model()
         batch = model.tokenizer(
             texts,
@@ -234,16 +232,15 @@ class TokenEncoder:
             truncation=True,
             max_length=self.max_tokens,
             padding=True,
-            return_tensors="pt",
+            return_tensors="np",
         )
-        offsets = batch.pop("offset_mapping").numpy()
-        mask = batch["attention_mask"].numpy().astype(bool)
-        with torch.inference_mode():
-            hidden = model[0].auto_model(**batch).last_hidden_state.numpy()
+        offsets = batch.pop("offset_mapping")
+        mask = batch["attention_mask"].astype(bool)
+        hidden = hidden_states(model, batch)
         return {text: _word_vectors(text, hidden[i], offsets[i], mask[i]) for i, text in enumerate(texts)}
 
     def from_forward_pass(
-        self, texts: Sequence[str], rows: list[tuple[Any, Any, Any]]
+        self, texts: Sequence[str], rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     ) -> dict[str, TextTokens]:
         """Content-word vectors of `texts` out of a sentence model's forward pass: `rows` are
         (input_ids, attention_mask, token_embeddings) of each batch, padded. A text is taken only
@@ -253,9 +250,9 @@ class TokenEncoder:
 
         by_ids: dict[tuple[int, ...], np.ndarray] = {}
         for input_ids, attention, hidden in rows:
-            ids, real, states = input_ids.numpy(), attention.numpy().astype(bool), hidden.detach().numpy()
-            for row in range(ids.shape[0]):
-                by_ids[tuple(int(i) for i in ids[row][real[row]])] = states[row]
+            real = attention.astype(bool)
+            for row in range(input_ids.shape[0]):
+                by_ids[tuple(int(i) for i in input_ids[row][real[row]])] = hidden[row]
         # A text this long cannot fit max_tokens word pieces: not worth tokenizing again.
         texts = [text for text in texts if len(text) <= 16 * self.max_tokens]
         if not texts or not by_ids:
@@ -302,35 +299,12 @@ def token_encoder() -> TokenEncoder:
     return _encoder
 
 
-_capture = threading.local()
-_hooked: set[int] = set()
-
-
-def _keep_forward_pass(module: Any, args: Any, output: Any) -> None:
-    rows = getattr(_capture, "rows", None)
-    # The module's output is a BatchEncoding (a mapping, not a dict).
-    if rows is not None and isinstance(output, Mapping) and "token_embeddings" in output:
-        rows.append((output["input_ids"], output["attention_mask"], output["token_embeddings"]))
-
-
-@contextmanager
-def forward_pass_tokens(model: Any, texts: Sequence[str]) -> Iterator[None]:
-    """Around the sentence model's encode() of `texts`: hands the content-word vectors its forward
-    pass computes to the token encoder, so a text the store path embeds is never run again for the
-    judge. The sentence vectors themselves are untouched (a forward hook only reads the outputs)."""
-    transformer = model[0]
-    if id(transformer) not in _hooked:
-        with _encoder_lock:
-            if id(transformer) not in _hooked:
-                transformer.register_forward_hook(_keep_forward_pass)
-                _hooked.add(id(transformer))
-    _capture.rows = []
-    try:
-        yield
-        encoder = token_encoder()
-        encoder.offer(encoder.from_forward_pass(texts, _capture.rows))
-    finally:
-        _capture.rows = None
+def offer_forward_pass(texts: Sequence[str], rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """After the sentence model's pass over `texts` (embeddings/local.py): hands the content-word
+    vectors that pass computed, `rows` of (input_ids, attention_mask, hidden states) per batch, to
+    the token encoder, so a text the store path embeds is never run again for the judge."""
+    encoder = token_encoder()
+    encoder.offer(encoder.from_forward_pass(texts, rows))
 
 
 def text_alignment(old: str, new: str, encoder: Any = None) -> Alignment:
