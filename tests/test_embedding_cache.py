@@ -153,3 +153,21 @@ def test_a_summary_line_is_logged_every_n_texts(caplog):
     summaries = [r.getMessage() for r in caplog.records if "embedding cache summary" in r.getMessage()]
     assert len(summaries) == 1
     assert "texts=4" in summaries[0] and "exact=1" in summaries[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_text_on_its_own_is_cached_in_one_round_trip_with_a_durable_session_after() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        embed_texts(["a text cached on its own, outside any transaction"], tenant=None)
+    inserts = [q["sql"] for q in queries.captured_queries if "INSERT INTO" in q["sql"]]
+    assert len(inserts) == 1 and "synchronous_commit" in inserts[0]
+    assert not [q for q in queries.captured_queries if q["sql"] in ("BEGIN", "COMMIT")]
+    assert EmbeddingCacheEntry.objects.filter(tenant=None).count() == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+    # A concurrent writer's row for the same text is kept, and the second insert is no error.
+    embed_texts(["a text cached on its own, outside any transaction"], tenant=None)
+    assert EmbeddingCacheEntry.objects.filter(tenant=None).count() == 1

@@ -292,3 +292,26 @@ def test_a_large_scope_search_that_includes_superseded_rows_still_ranks_them_exa
     found = vector_candidates(tenant=tenant_a.tenant, filters=filters, query_embedding=query, k=10)
     assert [c.memory_id for c in found] == exact_ids(tenant_a.tenant, filters, query, 10)
     assert any(c.memory_id in {m.pk for m in rows[:60]} for c in found)
+
+
+def _scope_counts(queries: CaptureQueriesContext) -> int:
+    return len([q for q in queries.captured_queries if q["sql"].startswith("SELECT count(*) FROM (SELECT 1")])
+
+
+def test_a_search_counts_its_scope_once_for_both_plans(tenant_a):
+    from memory_app.selectors.search.query import memory_search
+
+    bulk_memories(tenant_a.tenant, 5, user_id="u")
+    with CaptureQueriesContext(connection) as queries:
+        memory_search(
+            tenant=tenant_a.tenant,
+            query="u memory",
+            filters=SearchFilters(user_id="u"),
+            query_embedding=unit_vector(3),
+        )
+    assert _scope_counts(queries) == 1
+    # Outside a search every call counts: one new row can move a scope to the other plan.
+    with CaptureQueriesContext(connection) as queries:
+        scope_rows(tenant=tenant_a.tenant, filters=SearchFilters(user_id="u"), cap=10)
+        scope_rows(tenant=tenant_a.tenant, filters=SearchFilters(user_id="u"), cap=10)
+    assert _scope_counts(queries) == 2

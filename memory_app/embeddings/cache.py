@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
 from memory_app.conf import embeddings_config
-from memory_app.db import execute, fetch_all, set_local_sql
+from memory_app.db import execute_all, fetch_all, insert_sql, set_local_sql
 from memory_app.embeddings.breaker import provider_embed_begin
 from memory_app.embeddings.keys import CacheKeys
 from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
@@ -364,11 +364,12 @@ def _insert(rows: list[EmbeddingCacheEntry]) -> None:
     if connection.in_atomic_block:  # the caller's transaction (a savepoint of it): its durability stays
         EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True)
         return
-    with transaction.atomic():
-        # On its own the commit need not wait for the WAL flush: a row lost in a server crash is
-        # only a cache miss, embedded again on the next call (a search paid ~3-7 ms for the flush).
-        execute(*set_local_sql({"synchronous_commit": "off"}))
-        EmbeddingCacheEntry.objects.bulk_create(rows, ignore_conflicts=True)
+    # On its own the commit need not wait for the WAL flush: a row lost in a server crash is only a
+    # cache miss, embedded again on the next call (a search paid ~3-7 ms for the flush). The setting
+    # and the INSERT go as one implicit transaction in one round trip, not four (BEGIN, the setting,
+    # the INSERT, COMMIT): every search with a new query writes one row.
+    sql, params = insert_sql(EmbeddingCacheEntry, rows)
+    execute_all([set_local_sql({"synchronous_commit": "off"}), (f"{sql} ON CONFLICT DO NOTHING", params)])
 
 
 def _vec(value: object) -> np.ndarray:

@@ -22,6 +22,9 @@ Vector plans, chosen by the size of the scope (`scope_plan`):
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -107,6 +110,22 @@ def forget_indexed_scopes() -> None:
     _INDEXED_SCOPES.clear()
 
 
+# Scope counts already made in this search (`one_count_per_scope`): (rows counted, cap) per scope.
+_COUNTED: ContextVar[dict[tuple[Any, ...], tuple[int, int]] | None] = ContextVar("scope_counts", default=None)
+
+
+@contextmanager
+def one_count_per_scope() -> Iterator[None]:
+    """Within the block, a scope is counted once: BM25's plan and the vector plan of one search
+    both ask for it, a statement each (a write landing between the two counts could as well have
+    landed just before the first)."""
+    token = _COUNTED.set({})
+    try:
+        yield
+    finally:
+        _COUNTED.reset(token)
+
+
 def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
     """Rows in the scope's B-tree prefix (tenant, user, namespace, kind, status), counted up to cap + 1.
 
@@ -114,6 +133,21 @@ def scope_rows(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
     memory_scope_idx or memory_namespace_scope_idx), so it costs well under a millisecond even when
     the scope is huge: the count stops at cap + 1.
     """
+    memo = _COUNTED.get()
+    key = (tenant.pk, filters.user_id, filters.namespace, filters.kind, filters.include_superseded)
+    if memo is not None and key in memo:
+        rows, counted_to = memo[key]
+        if rows <= counted_to:  # an exact count answers any cap
+            return min(rows, cap + 1)
+        if cap <= counted_to:  # more than counted_to rows: more than cap too
+            return cap + 1
+    rows = _count_scope(tenant=tenant, filters=filters, cap=cap)
+    if memo is not None:
+        memo[key] = (rows, cap)
+    return rows
+
+
+def _count_scope(*, tenant: Tenant, filters: SearchFilters, cap: int) -> int:
     clauses = ["tenant_id = %s"]
     params: list[Any] = [tenant.pk]
     for field in ("user_id", "namespace", "kind"):

@@ -23,7 +23,12 @@ from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
-from memory_app.selectors.search.candidates import MEMORY_TABLE, fulltext_candidates, vector_candidates
+from memory_app.selectors.search.candidates import (
+    MEMORY_TABLE,
+    fulltext_candidates,
+    one_count_per_scope,
+    vector_candidates,
+)
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search.types import Candidate, SearchFilters
@@ -207,26 +212,28 @@ def memory_search(
             pending = QueryEmbedding(query, tenant)
     phases.lap("embedding")
     lexical: list[Candidate] | None = None
-    if mode == "hybrid":
-        # Full text first: BM25 needs no vector, so it runs while the model computes the query's.
-        lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
-        phases.lap("lexical")
-    if pending is not None:
-        embedding = pending.get()
-        if pending is not query_embedding:
-            pending.finish()
-        phases.lap("embedding_wait")
-    degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
-    effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
-    vector: list[Candidate] = []
-    if embedding is not None:
-        vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
-    phases.lap("vector")
-    if lexical is None:
-        lexical = []
-        if effective_mode in ("fulltext", "hybrid"):
+    # BM25's plan and the vector plan both count the scope: once per search.
+    with one_count_per_scope():
+        if mode == "hybrid":
+            # Full text first: BM25 needs no vector, so it runs while the model computes the query's.
             lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
-        phases.lap("lexical")
+            phases.lap("lexical")
+        if pending is not None:
+            embedding = pending.get()
+            if pending is not query_embedding:
+                pending.finish()
+            phases.lap("embedding_wait")
+        degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
+        effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
+        vector: list[Candidate] = []
+        if embedding is not None:
+            vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
+        phases.lap("vector")
+        if lexical is None:
+            lexical = []
+            if effective_mode in ("fulltext", "hybrid"):
+                lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+            phases.lap("lexical")
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
     ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=embedding)
     phases.lap("rows")
