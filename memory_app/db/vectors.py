@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from django.db.models.expressions import RawSQL
@@ -20,7 +21,14 @@ def vector_literal(vector: np.ndarray | Sequence[float]) -> str:
     values = np.asarray(vector, dtype=np.float32).ravel()
     if values.size == 0 or not np.all(np.isfinite(values)):
         raise ValueError("a vector must be non-empty and finite")
-    return "[" + ",".join(f"{x:.9g}" for x in values.tolist()) + "]"
+    return _formatted(values.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _formatted(raw: bytes) -> str:
+    # A search sends its query's vector in three statements (candidates, ranking, a fallback):
+    # formatted once.
+    return "[" + ",".join(f"{x:.9g}" for x in np.frombuffer(raw, dtype=np.float32).tolist()) + "]"
 
 
 def vector_sql(vector: np.ndarray | Sequence[float]) -> RawSQL:

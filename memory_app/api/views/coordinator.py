@@ -21,7 +21,7 @@ from memory_app.api.conversation_serializers import (
     InteractionBatchInputSerializer,
     InteractionInputSerializer,
 )
-from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.serializers import ErrorSerializer, represent
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
@@ -229,7 +229,7 @@ class ContextAllApi(APIView):
 
         def context() -> Any:
             result = context_all(tenant=tenant, request=ContextRequest(**data.validated_data))
-            return self.ContextAllOutputSerializer(result).data
+            return represent(self.ContextAllOutputSerializer, result)
 
         return Response(read_with_consistency(request, context))
 

@@ -12,7 +12,12 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsSerializer
 from memory_app.api.errors import flatten_errors
 from memory_app.api.pagination import IdCursorPagination
-from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, MemoryPageSerializer
+from memory_app.api.serializers import (
+    ErrorSerializer,
+    MemoryOutputSerializer,
+    MemoryPageSerializer,
+    represent,
+)
 from memory_app.api.store_serializers import (
     MemoryStoreInputSerializer,
     StoreOptionsSerializer,
@@ -84,14 +89,15 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
     )
     memory_supersedes_attach(tenant=tenant, memories=memories.values())
     return [
-        StoreOutcomeSerializer(
+        represent(
+            StoreOutcomeSerializer,
             {
                 **o.__dict__,
                 "related_ids": list(o.related_ids),
                 "memory": memories.get(o.memory_id),
                 "warnings": [EMBEDDING_PENDING_WARNING] if o.embedding_pending else [],
-            }
-        ).data
+            },
+        )
         for o in outcomes
     ]
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
-from memory_app.api.serializers import MemoryOutputSerializer
+from memory_app.api.serializers import MemoryOutputSerializer, represent
 from memory_app.api.strict import StrictSerializer
 from memory_app.models.memory import MemoryKind
 from memory_app.models.shortterm import MessageRole
@@ -153,7 +153,7 @@ class MemorySearchApi(APIView):
                 "results": result.hits,
                 "degraded": result.degraded,
             }
-            return self.MemorySearchOutputSerializer(body).data
+            return represent(self.MemorySearchOutputSerializer, body)
 
         return Response(read_with_consistency(request, search))
 
@@ -242,6 +242,6 @@ class ContextApi(APIView):
                 "facts": result.facts,
                 "degraded": list(result.degraded),
             }
-            return self.ContextOutputSerializer(body).data
+            return represent(self.ContextOutputSerializer, body)
 
         return Response(read_with_consistency(request, context))
