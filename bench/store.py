@@ -240,8 +240,9 @@ def fresh_judge_caches() -> None:
     from memory_app.judge.signals import alignment
 
     alignment._encoder = None
-    for info in pkgutil.iter_modules(memory_app.judge.__path__):
-        module = importlib.import_module(f"memory_app.judge.{info.name}")
+    # Every module of the judge's subpackages too (signals/, calibration/), where the caches live.
+    for info in pkgutil.walk_packages(memory_app.judge.__path__, prefix="memory_app.judge."):
+        module = importlib.import_module(info.name)
         for value in vars(module).values():
             params = getattr(value, "cache_parameters", None)
             if params is not None and (params().get("maxsize") or 0) > 1:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.judge.base import JudgeItem, Judgement
@@ -210,3 +212,34 @@ def test_collapse_bounded_to_the_shown_groups_gives_them_exactly_and_judges_less
     assert bounded_judge.pairs <= full_judge.pairs
     if shown < 10:
         assert bounded_judge.pairs < full_judge.pairs
+
+
+def _leader_groups_by_definition(distances: np.ndarray, threshold: float) -> list[list[int]]:
+    """The rule as written: each item joins the first earlier leader within reach."""
+    leaders: list[int] = []
+    groups: dict[int, list[int]] = {}
+    for item in range(distances.shape[0]):
+        home = next((leader for leader in leaders if distances[item, leader] <= threshold), None)
+        if home is None:
+            leaders.append(item)
+            groups[item] = [item]
+        else:
+            groups[home].append(item)
+    return [groups[leader] for leader in leaders]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(min_value=0, max_value=40),
+    width=st.integers(min_value=2, max_value=8),
+    seed=st.integers(min_value=0, max_value=2**31),
+    threshold=st.floats(min_value=0.0, max_value=2.0),
+)
+def test_near_duplicate_groups_keep_the_leader_rule(
+    n: int, width: int, seed: int, threshold: float
+) -> None:
+    points = np.random.default_rng(seed).standard_normal((n, width)).astype(np.float32)
+    distances = cosine_distances(points) if n else np.zeros((0, 0), dtype=np.float32)
+    assert near_duplicate_groups(distances, threshold=threshold) == _leader_groups_by_definition(
+        distances, threshold
+    )

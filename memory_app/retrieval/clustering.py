@@ -85,13 +85,19 @@ def near_duplicate_groups(distances: np.ndarray, *, threshold: float) -> list[li
     apart, and the leader is the best-ranked member, which is what the agent should see first.
     """
     n = distances.shape[0]
+    # Leaders are found in rank order, so the first leader within reach is the lowest-ranked
+    # index that is close and a leader: one vectorised row test per item instead of a Python loop
+    # over every leader (180 rows, ~170 leaders: ~15,000 element reads a search).
+    close = np.asarray(distances) <= threshold
+    is_leader = np.zeros(n, dtype=bool)
     leaders: list[int] = []
     groups: dict[int, list[int]] = {}
     for item in range(n):
-        home = next((leader for leader in leaders if distances[item, leader] <= threshold), None)
-        if home is None:
+        reach = np.flatnonzero(close[item, :item] & is_leader[:item])
+        if reach.size == 0:
+            is_leader[item] = True
             leaders.append(item)
             groups[item] = [item]
         else:
-            groups[home].append(item)
+            groups[int(reach[0])].append(item)
     return [groups[leader] for leader in leaders]

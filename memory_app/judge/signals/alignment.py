@@ -69,9 +69,11 @@ class Alignment:
         return min(self.cover_old, self.cover_new)
 
 
-def content_spans(text: str) -> list[tuple[str, int, int, bool]]:
+@lru_cache(maxsize=8192)
+def content_spans(text: str) -> tuple[tuple[str, int, int, bool], ...]:
     """(stem, start, end, is_name) for each content word as written: stop words, number words and
-    digits are left to the number rules. A capitalised word after the first is taken as a name."""
+    digits are left to the number rules. A capitalised word after the first is taken as a name.
+    Remembered per text: the judge's word rules and the token vectors of a text both read it."""
     spans = []
     for index, match in enumerate(_WORD.finditer(text)):
         word = match.group(0).replace("\u2019", "'")
@@ -82,7 +84,7 @@ def content_spans(text: str) -> list[tuple[str, int, int, bool]]:
         if _function_contraction(base):
             continue
         spans.append((tn.stem(base), match.start(), match.end(), index > 0 and word[0].isupper()))
-    return spans
+    return tuple(spans)
 
 
 def _function_contraction(word: str) -> bool:
