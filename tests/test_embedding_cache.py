@@ -171,3 +171,14 @@ def test_a_new_text_on_its_own_is_cached_in_one_round_trip_with_a_durable_sessio
     # A concurrent writer's row for the same text is kept, and the second insert is no error.
     embed_texts(["a text cached on its own, outside any transaction"], tenant=None)
     assert EmbeddingCacheEntry.objects.filter(tenant=None).count() == 1
+
+
+def test_both_hash_tiers_are_read_in_one_statement_and_an_exact_row_wins() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    embed_texts(["The deadline is Friday."], tenant=None)
+    with CaptureQueriesContext(connection) as queries:
+        embed_texts(["The deadline is Friday.", "the deadline is friday", "a new text"], tenant=None)
+    reads = [q for q in queries.captured_queries if q["sql"].lstrip("(").startswith("SELECT")]
+    assert len(reads) == 1
+    assert EmbeddingCacheEntry.objects.filter(tenant=None).count() == 2  # only "a new text" added

@@ -235,9 +235,7 @@ def _leader_groups_by_definition(distances: np.ndarray, threshold: float) -> lis
     seed=st.integers(min_value=0, max_value=2**31),
     threshold=st.floats(min_value=0.0, max_value=2.0),
 )
-def test_near_duplicate_groups_keep_the_leader_rule(
-    n: int, width: int, seed: int, threshold: float
-) -> None:
+def test_near_duplicate_groups_keep_the_leader_rule(n: int, width: int, seed: int, threshold: float) -> None:
     points = np.random.default_rng(seed).standard_normal((n, width)).astype(np.float32)
     distances = cosine_distances(points) if n else np.zeros((0, 0), dtype=np.float32)
     assert near_duplicate_groups(distances, threshold=threshold) == _leader_groups_by_definition(

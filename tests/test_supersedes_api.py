@@ -40,3 +40,29 @@ def test_a_page_of_memories_costs_the_same_queries_whatever_its_length(
     with django_assert_max_num_queries(len(small.captured_queries)):
         body = tenant_a.client.get("/api/v1/memories", {"page_size": 50, "status": "any"}).json()
     assert sorted(len(m["supersedes"]) for m in body["results"]) == [0, 0, 0, 1, 1, 1]
+
+
+def test_a_store_and_a_search_read_what_each_memory_supersedes_with_its_row(tenant_a):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    old = MemoryFactory(tenant=tenant_a.tenant, user_id="u1", text="User's BMI goal is 23")
+    new = MemoryFactory(tenant=tenant_a.tenant, user_id="u1", text="User's BMI goal is 24")
+    memory_supersede(tenant=tenant_a.tenant, old_id=old.pk, new_id=new.pk)
+    with CaptureQueriesContext(connection) as queries:
+        search = tenant_a.client.post(
+            "/api/v1/memories/search", {"query": "BMI goal", "mode": "fulltext"}, format="json"
+        ).json()
+        stored = tenant_a.client.post(
+            "/api/v1/memories", {"text": "User walks daily", "user_id": "u1"}, format="json"
+        )
+    assert {hit["memory"]["id"]: hit["memory"]["supersedes"] for hit in search["results"]} == {
+        new.pk: [old.pk]
+    }
+    assert stored.status_code == 201 and stored.json()["memory"]["supersedes"] == []
+    separate = [
+        q
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "memory_app_memory"."superseded_by_id"')
+    ]
+    assert separate == []

@@ -110,8 +110,7 @@ def cached_embed_begin(
             item.positions.append(position)
 
     todo = list(items.values())
-    todo = _exact_tier(keys, model, todo)
-    todo = _normalized_tier(keys, model, todo)
+    todo = _hash_tiers(keys, model, todo)
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
     if near and todo:
         todo = _near_tier(keys, model, todo)
@@ -205,56 +204,51 @@ def _tenant_sql(keys: CacheKeys) -> tuple[str, list[int]]:
     return "tenant_id = %s", [keys.tenant_id]
 
 
-def _exact_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
+def _hash_tiers(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
+    """The exact tier, then the normalised one for the texts it missed, read in one statement
+    (every embed call of a store, search and /context/all makes it: one round trip, not two).
+    A text with an exact row ignores the normalised row of its hash that comes with it."""
+    table = EmbeddingCacheEntry._meta.db_table
     by_hash = {item.chash: item for item in todo}
-    table = EmbeddingCacheEntry._meta.db_table
-
-    tenant_sql, tenant_args = _tenant_sql(keys)
-
-    def lookup() -> list[tuple[int, str, list[float], int]]:
-        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path,
-        # on the unique index embcache_tenant_hash_unique.
-        return fetch_all(
-            f"SELECT id, content_hash, embedding::real[], token_count FROM {table} "
-            f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)",
-            [*tenant_args, model, list(by_hash)],
-        )
-
-    rows = _guarded("exact lookup", lookup)
-    if rows is None:
-        return todo
-    health.worked()
-    for entry_id, chash, embedding, tokens in rows:
-        item = by_hash[chash]
-        item.vector, item.tier, item.tokens, item.hit_entry = _vec(embedding), "exact", tokens, entry_id
-    return [item for item in todo if not item.tier]
-
-
-def _normalized_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
-    if not todo:
-        return todo
-    table = EmbeddingCacheEntry._meta.db_table
     groups: dict[str, list[_Item]] = {}
     for item in todo:
         item.nhash = keys.normalized(item.text)
         groups.setdefault(item.nhash, []).append(item)
     tenant_sql, tenant_args = _tenant_sql(keys)
 
-    def lookup() -> list[tuple[int, str, list[float]]]:
-        # On embcache_tenant_norm_idx.
+    def lookup() -> list[tuple[bool, int, str, list[float], int]]:
+        # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path,
+        # on the unique index embcache_tenant_hash_unique, then embcache_tenant_norm_idx.
         return fetch_all(
-            f"SELECT DISTINCT ON (normalized_hash) id, normalized_hash, embedding::real[] FROM {table} "
-            f"WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
-            "ORDER BY normalized_hash, id",
-            [*tenant_args, model, list(groups)],
+            f"(SELECT true, id, content_hash, embedding::real[], token_count FROM {table} "
+            f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)) "
+            "UNION ALL "
+            f"(SELECT DISTINCT ON (normalized_hash) false, id, normalized_hash, embedding::real[], "
+            f"token_count FROM {table} WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
+            "ORDER BY normalized_hash, id)",
+            [*tenant_args, model, list(by_hash), *tenant_args, model, list(groups)],
         )
 
-    rows = _guarded("normalized lookup", lookup) if not health.broken else None
-    for entry_id, nhash, embedding in rows or []:
+    rows = _guarded("lookup", lookup)
+    if rows is None:
+        return todo
+    health.worked()
+    normalized = []
+    for exact, entry_id, key, embedding, tokens in rows:
+        if exact:
+            item = by_hash[key]
+            item.vector, item.tier, item.tokens, item.hit_entry = _vec(embedding), "exact", tokens, entry_id
+        else:
+            normalized.append((entry_id, key, embedding))
+    for entry_id, nhash, embedding in normalized:
         for item in groups.pop(nhash):
-            item.vector, item.tier, item.hit_entry = _vec(embedding), "normalized", entry_id
+            if not item.tier:
+                item.vector, item.tier, item.hit_entry = _vec(embedding), "normalized", entry_id
     remaining = []
     for group in groups.values():
+        group = [item for item in group if not item.tier]
+        if not group:
+            continue
         leader, *rest = group
         remaining.append(leader)
         for item in rest:  # normalised-equal texts of this call: embed the first, reuse it

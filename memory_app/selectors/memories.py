@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import OuterRef, QuerySet
 
 from memory_app.errors import not_found
 from memory_app.models import Memory, Tenant
@@ -60,7 +61,8 @@ def memory_supersedes_attach(*, tenant: Tenant, memories: Iterable[Memory | None
     """Sets `supersedes_ids` on each memory: the ids of the memories it directly replaced (merged
     from or superseded), ascending. One query for the whole list, so a page or a search answer
     serializes `supersedes` without a query per row."""
-    rows = [m for m in memories if m is not None]
+    # A row read through `with_supersedes` has its ids already.
+    rows = [m for m in memories if m is not None and getattr(m, "supersedes_ids", None) is None]
     replaced: dict[int, list[int]] = {m.pk: [] for m in rows}
     if replaced:
         pairs = (
@@ -72,3 +74,12 @@ def memory_supersedes_attach(*, tenant: Tenant, memories: Iterable[Memory | None
             replaced[successor].append(memory_id)
     for memory in rows:
         memory.supersedes_ids = replaced[memory.pk]  # type: ignore[attr-defined]
+
+
+def with_supersedes(queryset: QuerySet[Memory], *, tenant: Tenant) -> QuerySet[Memory]:
+    """The rows with `supersedes_ids` read in the same statement (an array sub-select on the
+    foreign key's index): a store's or a search's answer then needs no second query."""
+    replaced = (
+        Memory.objects.filter(tenant=tenant, superseded_by_id=OuterRef("pk")).order_by("id").values("id")
+    )
+    return queryset.annotate(supersedes_ids=ArraySubquery(replaced))

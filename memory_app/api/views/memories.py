@@ -28,7 +28,12 @@ from memory_app.db_routing import run_read
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
-from memory_app.selectors.memories import MemoryFilters, memory_list, memory_supersedes_attach
+from memory_app.selectors.memories import (
+    MemoryFilters,
+    memory_list,
+    memory_supersedes_attach,
+    with_supersedes,
+)
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.write import memory_store
 
@@ -82,12 +87,8 @@ def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
 
 
 def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, Any]]:
-    memories = (
-        Memory.objects.filter(tenant=tenant, pk__in={o.memory_id for o in outcomes})
-        .defer("embedding", "search_vector")
-        .in_bulk()
-    )
-    memory_supersedes_attach(tenant=tenant, memories=memories.values())
+    found = Memory.objects.filter(tenant=tenant, pk__in={o.memory_id for o in outcomes})
+    memories = with_supersedes(found.defer("embedding", "search_vector"), tenant=tenant).in_bulk()
     return [
         represent(
             StoreOutcomeSerializer,

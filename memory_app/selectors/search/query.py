@@ -23,6 +23,7 @@ from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
+from memory_app.selectors.memories import with_supersedes
 from memory_app.selectors.search.candidates import (
     MEMORY_TABLE,
     fulltext_candidates,
@@ -342,7 +343,10 @@ def _with_rows(
     if not entries:
         return []
     found = Memory.objects.filter(tenant=tenant, pk__any=[members[entry.members[0]].pk for entry in entries])
-    found = found.only(*fields) if fields is not None else found.defer("embedding", "search_vector")
+    if fields is not None:
+        found = found.only(*fields)
+    else:  # whole rows for an API answer, which lists what each replaced
+        found = with_supersedes(found.defer("embedding", "search_vector"), tenant=tenant)
     rows = {memory.pk: memory for memory in found}
     hits = []
     for entry in entries:
