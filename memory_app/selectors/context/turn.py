@@ -14,11 +14,12 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connections, transaction
 
 from memory_app.conf import context_config
 from memory_app.db_routing import read_alias, replica_failure
@@ -300,7 +301,7 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
             if not getattr(request, f"include_{name}"):
                 continue
             try:
-                with transaction.atomic(using=read_alias()):
+                with _part_block(read_alias()):
                     found[name] = PARTS[name](tenant, request, call)
             except ApplicationError as exc:
                 result.errors.append({"part": name, "code": exc.code, "message": exc.message})
@@ -338,6 +339,16 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     _lap(call, "packing", began)
     result.timings_ms = call.timings_ms
     return result
+
+
+def _part_block(alias: str) -> AbstractContextManager[Any]:
+    """Inside a caller's transaction a part runs in a savepoint, so that a part that fails leaves
+    the transaction usable. On its own a part's statements commit one by one: a part only reads,
+    and under READ COMMITTED each statement takes its own snapshot anyway, so a transaction of its
+    own would add BEGIN and COMMIT round trips (8 of a call's 22 statements) and nothing else."""
+    if connections[alias].in_atomic_block:
+        return transaction.atomic(using=alias)
+    return nullcontext()
 
 
 def _lap(call: Call, name: str, began: float) -> float:
