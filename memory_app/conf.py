@@ -157,6 +157,7 @@ class SearchConfig:
     vector_weight: float
     rrf_k: float
     candidates: int
+    fetch_margin: int
     lexical: str
     bm25_k1: float
     bm25_b: float
@@ -194,6 +195,7 @@ def search_config() -> SearchConfig:
         vector_weight=settings.SEARCH_VECTOR_WEIGHT,
         rrf_k=settings.SEARCH_RRF_K,
         candidates=settings.SEARCH_CANDIDATES,
+        fetch_margin=settings.SEARCH_FETCH_MARGIN,
         lexical=settings.SEARCH_LEXICAL,
         bm25_k1=settings.SEARCH_BM25_K1,
         bm25_b=settings.SEARCH_BM25_B,

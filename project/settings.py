@@ -405,6 +405,10 @@ SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.5, minimum=0.0, maxim
 SEARCH_RRF_K = env_float("SEARCH_RRF_K", 60.0, minimum=1.0, maximum=1000.0)
 # Rows each generator returns before fusion (at least the fetch size of the request).
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 100, minimum=10, maximum=10_000)
+# With load-time dedup on, a search reads up to twice its limit more rows than it returns, so that
+# collapsed duplicates, clusters and MMR have rows to fill in from, but at most this many more:
+# /context/all's 60 hits read 120 rows, not 180 (docs/PERFORMANCE.md).
+SEARCH_FETCH_MARGIN = env_int("SEARCH_FETCH_MARGIN", 60, minimum=0, maximum=10_000)
 # Full-text ranking: "bm25" (IDF-weighted, computed in SQL) or PostgreSQL's "ts_rank" (ts_rank_cd).
 SEARCH_LEXICAL = env_choice("SEARCH_LEXICAL", "bm25", ("bm25", "ts_rank"))
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0, maximum=10.0)

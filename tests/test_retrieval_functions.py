@@ -241,3 +241,13 @@ def test_near_duplicate_groups_keep_the_leader_rule(n: int, width: int, seed: in
     assert near_duplicate_groups(distances, threshold=threshold) == _leader_groups_by_definition(
         distances, threshold
     )
+
+
+def test_a_search_reads_three_times_a_small_limit_and_at_most_the_margin_more_for_a_large_one() -> None:
+    from memory_app.selectors.search.query import fetch_size
+
+    assert fetch_size(10, deduplicate=True, margin=60) == 30
+    assert fetch_size(30, deduplicate=True, margin=60) == 90
+    assert fetch_size(60, deduplicate=True, margin=60) == 120
+    assert fetch_size(60, deduplicate=False, margin=60) == 60
+    assert fetch_size(60, deduplicate=True, margin=0) == 60
