@@ -315,3 +315,24 @@ def test_a_search_counts_its_scope_once_for_both_plans(tenant_a):
         scope_rows(tenant=tenant_a.tenant, filters=SearchFilters(user_id="u"), cap=10)
         scope_rows(tenant=tenant_a.tenant, filters=SearchFilters(user_id="u"), cap=10)
     assert _scope_counts(queries) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_its_own_the_hnsw_statement_and_its_settings_are_one_round_trip_that_leaves_nothing_set(settings):
+    from tests.factories import TenantFactory
+
+    settings.SEARCH_HNSW_EF_SEARCH = 123
+    tenant = TenantFactory()
+    bulk_memories(tenant, 20)
+    exact = vector_candidates(
+        tenant=tenant, filters=SearchFilters(), query_embedding=unit_vector(1), k=5, plan="exact"
+    )
+    with CaptureQueriesContext(connection) as queries:
+        found = vector_candidates(
+            tenant=tenant, filters=SearchFilters(), query_embedding=unit_vector(1), k=5, plan="hnsw_iterative"
+        )
+    assert len(queries.captured_queries) == 1 and "set_config" in queries.captured_queries[0]["sql"]
+    assert [c.memory_id for c in found] == [c.memory_id for c in exact]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.ef_search', true)")
+        assert cursor.fetchone()[0] != "123"

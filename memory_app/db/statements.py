@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import InsertQuery
 from pgvector.django import VectorField
@@ -28,11 +28,11 @@ M = TypeVar("M", bound=models.Model)
 Statement = tuple[str, Sequence[Any]]
 
 
-def assert_client_side_binding() -> None:
+def assert_client_side_binding(using: str = DEFAULT_DB_ALIAS) -> None:
     """Several statements with parameters go as one simple query only when the client binds the
     parameters (Django's default psycopg cursor, a `ClientCursor`); with
     `OPTIONS={"server_side_binding": True}` PostgreSQL would refuse the joined statement."""
-    if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
+    if connections[using].settings_dict.get("OPTIONS", {}).get("server_side_binding"):
         raise ImproperlyConfigured(
             "memory_app sends several statements in one round trip and needs client-side parameter "
             "binding: remove OPTIONS['server_side_binding'] from the database settings"
@@ -68,13 +68,13 @@ def insert_sql(model: type[models.Model], objs: Sequence[models.Model]) -> tuple
     return sql, list(params)
 
 
-def execute_all(statements: Sequence[Statement]) -> list[tuple[Any, ...]]:
+def execute_all(statements: Sequence[Statement], *, using: str = DEFAULT_DB_ALIAS) -> list[tuple[Any, ...]]:
     """Run the statements in order in one round trip (inside the caller's transaction, or as one
     implicit transaction); the rows of the last one that returns a result set."""
-    assert_client_side_binding()
+    assert_client_side_binding(using)
     sql = ";\n".join(s for s, _ in statements)
     params = [p for _, statement_params in statements for p in statement_params]
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         rows: list[tuple[Any, ...]] = []
         while True:
