@@ -100,6 +100,7 @@ def represent(serializer_class: type[serializers.BaseSerializer[Any]], instance:
             serializer = _built.get(serializer_class)
             if serializer is None:
                 serializer = serializer_class()
-                _ = serializer.fields if isinstance(serializer, serializers.Serializer) else None
+                if isinstance(serializer, serializers.Serializer):
+                    serializer.fields  # noqa: B018 - built here, under the lock, not by two threads
                 _built[serializer_class] = serializer
     return serializer.to_representation(instance)

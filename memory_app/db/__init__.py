@@ -11,7 +11,14 @@ from memory_app.db.counts import LargeScopes, count_up_to
 from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
 from memory_app.db.lookups import AnyOf
-from memory_app.db.pgsettings import hnsw_settings, local_settings, session_setting, set_local, set_local_sql
+from memory_app.db.pgsettings import (
+    fetch_all_with,
+    hnsw_settings,
+    local_settings,
+    session_setting,
+    set_local,
+    set_local_sql,
+)
 from memory_app.db.queries import copy_out, execute, fetch_all, fetch_one
 from memory_app.db.statements import (
     assert_client_side_binding,
@@ -37,6 +44,7 @@ __all__ = [
     "execute",
     "execute_all",
     "fetch_all",
+    "fetch_all_with",
     "fetch_one",
     "hnsw_indexes",
     "hnsw_settings",

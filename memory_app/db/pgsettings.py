@@ -7,13 +7,14 @@ settings into the next.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, transaction
 
-from memory_app.db.queries import execute
+from memory_app.db.queries import Row, execute, fetch_all
+from memory_app.db.statements import execute_all
 from memory_app.db_routing import read_alias
 
 
@@ -63,6 +64,27 @@ def local_settings(values: Mapping[str, str], *, isolate: bool = True) -> Iterat
         finally:
             if savepoint is not None:
                 transaction.savepoint_rollback(savepoint, using=alias)
+
+
+def fetch_all_with(
+    values: Mapping[str, str],
+    statement: str,
+    params: Sequence[Any],
+    *,
+    isolate: bool = True,
+    using: str | None = None,
+) -> list[Row]:
+    """The rows of one read run with `values` SET LOCAL, in as few round trips as the transaction
+    allows. Outside a transaction, or inside one without `isolate`, the settings and the statement
+    go together in one round trip: as one implicit transaction whose end ends the settings, or in
+    the caller's transaction until it ends (not BEGIN, the settings, the statement, COMMIT). Inside
+    a caller's transaction with `isolate`, in a savepoint rolled back afterwards (`local_settings`),
+    so the caller's later queries keep their own settings."""
+    alias = using or read_alias()
+    if isolate and connections[alias].in_atomic_block:
+        with local_settings(values):
+            return fetch_all(statement, params, using=alias)
+    return execute_all([set_local_sql(values), (statement, list(params))], using=alias)
 
 
 @contextmanager

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_app.conf import embeddings_config
-from memory_app.db import fetch_all, hnsw_settings, index_valid, local_settings, vector_literal
+from memory_app.db import (
+    fetch_all_with,
+    hnsw_settings,
+    index_valid,
+    vector_literal,
+)
 from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.stats import CACHE_ERRORS
 from memory_app.models import EmbeddingCacheEntry
@@ -132,8 +137,8 @@ def near_lookup(
         return found
     literals = [vector_literal(row) for row in proxies]
     tenant_args = [] if tenant_id is None else [tenant_id]
-    with local_settings(hnsw_settings(ef_search=embeddings_config().near_dup_ef_search), isolate=restore):
-        rows = fetch_all(_lateral_sql(tenant_id), [literals, *tenant_args, model])
+    settings = hnsw_settings(ef_search=embeddings_config().near_dup_ef_search)
+    rows = fetch_all_with(settings, _lateral_sql(tenant_id), [literals, *tenant_args, model], isolate=restore)
     for ordinal, entry_id, chash, skeleton, embedding, sketch, distance in rows:
         vector = np.asarray(embedding, dtype=np.float32)
         guard = np.asarray(sketch, dtype=np.float32) if sketch is not None else None

@@ -29,20 +29,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from django.db import connections
 
 from memory_app.conf import search_config
 from memory_app.db import (
     LargeScopes,
     count_up_to,
-    execute_all,
     fetch_all,
+    fetch_all_with,
     hnsw_settings,
-    local_settings,
-    set_local_sql,
     vector_literal,
 )
-from memory_app.db_routing import read_alias
 from memory_app.embeddings import embedding_model_name
 from memory_app.models import SearchScopeIndex, Tenant
 from memory_app.selectors.search.types import Candidate, SearchFilters
@@ -231,15 +227,9 @@ def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]
         sql = "EXPLAIN (COSTS OFF) " + sql
     if not local:
         return fetch_all(sql, params)
-    alias = read_alias()
-    if not connections[alias].in_atomic_block:
-        # On its own: the settings and the query as one implicit transaction in one round trip
-        # (not BEGIN, the settings, the query, COMMIT); the settings end with it.
-        return execute_all([set_local_sql(local), (sql, params)], using=alias)
-    # Inside a caller's transaction the settings live in a savepoint rolled back afterwards (only
-    # reads happen here), so they never leak into the caller's later queries.
-    with local_settings(local):
-        return fetch_all(sql, params)
+    # Inside a caller's transaction the settings are rolled back afterwards (only reads happen
+    # here), so they never leak into the caller's later queries.
+    return fetch_all_with(local, sql, params)
 
 
 def _statement(

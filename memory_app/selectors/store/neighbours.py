@@ -20,16 +20,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 
 from memory_app.conf import store_config
 from memory_app.db import (
     LargeScopes,
     count_up_to,
-    execute_all,
     fetch_all,
+    fetch_all_with,
     hnsw_settings,
-    set_local_sql,
     vector_literal,
 )
 from memory_app.models import Memory, Tenant
@@ -139,11 +138,12 @@ def scope_neighbours(
         # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
         # Sent with the query in one round trip; the SELECT is the last result.
         ef_search = max(int(store_config().hnsw_ef_search), k)
-        rows = execute_all(
-            [
-                set_local_sql(hnsw_settings(ef_search=ef_search)),
-                (_hnsw_sql(table, about=bool(about)), [literal, *scope_params, literal, k, radius]),
-            ]
+        rows = fetch_all_with(
+            hnsw_settings(ef_search=ef_search),
+            _hnsw_sql(table, about=bool(about)),
+            [literal, *scope_params, literal, k, radius],
+            isolate=False,
+            using=DEFAULT_DB_ALIAS,
         )
     # No vectors come back: the judge needs each candidate's distance, which the query has, and a
     # merge copies the surviving text's vector inside the database (services.lineage_sql).
