@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
 from memory_app.extraction.conversation import ChatMessage, drafts_offline
-from memory_app.extraction.dates import resolve_event_date
+from memory_app.extraction.dates import resolve_event_date, season_start
 from memory_app.extraction.smalltalk import is_small_talk
 
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -28,12 +28,39 @@ MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         # a duration, not a date
         ("He was part of our family for 10 years and we miss him.", "2023-05-08", ""),
         ("I started surfing five years ago.", "2018-05-08", "five years ago"),
+        # approximate counts and "the other day": about that long ago, as said
+        ("I went to a pride parade a few weeks ago.", "2023-04-17", "a few weeks ago"),
+        ("We met a couple of days ago.", "2023-05-06", "a couple of days ago"),
+        ("Several years ago I quit smoking.", "2020-05-08", "Several years ago"),
+        ("I saw a gorgeous sunset while hiking the other day.", "2023-05-05", "the other day"),
+        # a season: its first day
+        ("We had a blast on our camping trip last summer.", "2022-06-01", "last summer"),
+        ("This summer we are going to Spain.", "2023-06-01", "This summer"),
+        ("The last summer of college was the best.", "2023-05-08", ""),  # not a date
+        ("My last fall from the horse hurt.", "2023-05-08", ""),
     ],
 )
 def test_relative_dates_resolve_against_the_message_time(text, day, expression):
     found = resolve_event_date(text, MONDAY)
     assert found is not None
     assert (found.when.date().isoformat(), found.expression) == (day, expression)
+
+
+@pytest.mark.parametrize(
+    ("which", "season", "said", "start"),
+    [
+        ("last", "summer", date(2023, 5, 8), date(2022, 6, 1)),  # before this year's summer
+        ("last", "summer", date(2023, 10, 1), date(2023, 6, 1)),  # after it
+        ("last", "summer", date(2023, 7, 4), date(2022, 6, 1)),  # during it: the one before
+        ("this past", "winter", date(2023, 4, 2), date(2022, 12, 1)),
+        ("this", "winter", date(2023, 1, 15), date(2022, 12, 1)),  # under way
+        ("this", "winter", date(2023, 11, 20), date(2023, 12, 1)),
+        ("next", "spring", date(2023, 5, 8), date(2024, 3, 1)),
+        ("last", "autumn", date(2023, 5, 8), date(2022, 9, 1)),
+    ],
+)
+def test_a_season_is_the_one_its_words_point_to_from_the_day_it_was_said(which, season, said, start):
+    assert season_start(which, season, said) == start
 
 
 def test_without_a_timestamp_there_is_no_event_date():

@@ -39,8 +39,10 @@ RELATIVE_DATE = re.compile(
 
 
 # Relative, but naming no day or calendar period: "recently", "lately", "the other day", and a count
-# that is not a number ("a few weeks ago", "a couple of days ago"). Reported beside the dated
-# expressions, not among them. Seasons ("last summer") do name a period and count as dated.
+# that is not a number ("a few weeks ago", "a couple of days ago"). A miss of one of them is reported
+# apart from the dated misses. Ingestion reads the approximate ones and "the other day" as about that
+# long ago (extraction/dates.py), so mostly "recently" and "lately" remain. Seasons ("last summer")
+# name a period and count as dated.
 VAGUE = re.compile(
     r"^(?:recently|lately|(?:the\s+)?other\s+day|"
     r"(?:a\s+)?(?:few|couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago)$",

@@ -6,14 +6,19 @@ chat words that happen to be date abbreviations ("We" → Wednesday, "may" → M
 counts only if, function words aside, it holds a number or a word longer than three letters; and a
 bare year or month name ("2023", "May") is not taken as the event's date: it names a span, not a day.
 
-Two rewrites of the searched text, each for something dateparser does not read:
+Rewrites of the searched text, each for something dateparser does not read; the expression
+recorded keeps the message's own words:
 - a possessive or contracted "'s" after a word ("Tomorrow's opening", "this week's been busy"): the
   search then finds nothing at all, so the "'s" is dropped before searching;
 - "weekend" after last/this/next/past: dateparser has no weekend, so it is searched as that
-  weekend's Saturday (its first day; "last weekend" said on Monday 8 May is Saturday 6 May). The
-  expression recorded keeps the word "weekend".
-Vague spans ("recently", "the other day", "a few weeks ago") and seasons name no day and stay
-unresolved: the event date is then the message's own time, and no expression is recorded.
+  weekend's Saturday (its first day; "last weekend" said on Monday 8 May is Saturday 6 May);
+- an approximate count before "ago" ("a few weeks ago", "a couple of days ago", "several years
+  ago") and "the other day": searched as that many units ago, a few and several as three, a couple
+  as two, the other day as three days; the date is approximate, as the words are;
+- a season after last/this/next ("last summer"): searched as the first day of that season (see
+  `season_start`).
+"Recently" and "lately" name no day and stay unresolved: the event date is then the message's own
+time, and no expression is recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -52,17 +57,80 @@ _FRAGMENT = re.compile(r"[,;:.!?()\n]+|\s+-\s+")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.I)
 _WEEKEND = re.compile(r"\b(last|this|next|past)\s+weekend\b", re.I)
 _WEEKEND_AS = "saturday"
+# How many units an approximate count stands for: "a few" and "several" are read as three, "a
+# couple" as two, so that "a few weeks ago" dates the event about three weeks back. Without a number
+# dateparser finds nothing there and the event gets the message's own day, further off.
+_APPROXIMATE = re.compile(
+    r"\b(a\s+few|few|several|a\s+couple(?:\s+of)?|couple\s+of)\s+(day|week|month|year)s?\s+ago\b", re.I
+)
+_OTHER_DAY = re.compile(r"\bthe\s+other\s+day\b", re.I)
+_SEASON = re.compile(r"\b(this\s+past|last|this|next|past)\s+(spring|summer|fall|autumn|winter)\b", re.I)
+# Meteorological seasons of the northern hemisphere, where the service's users and its development
+# data (LoCoMo) are; the first month of each (winter runs December to February).
+_DETERMINERS = frozenset({"the", "a", "my", "your", "his", "her", "its", "our", "their"})
+_SEASON_MONTH = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 
-def _searchable(fragment: str) -> str:
-    return _WEEKEND.sub(lambda m: f"{m.group(1)} {_WEEKEND_AS}", _POSSESSIVE.sub("", fragment))
+def season_start(which: str, season: str, said: date) -> date:
+    """The first day of the season meant by `which` ("last", "this", "next"; "past" and "this
+    past" are "last") said on `said`. "last summer" is the latest summer that ended before that day
+    (said in May 2023: June 2022; said in October 2023: June 2023); "this summer" the one that
+    starts in that day's year (for winter said in January or February, the one under way); "next"
+    the one a year after "this"."""
+    month = _SEASON_MONTH[season.lower()]
+    which = " ".join(which.lower().split())
+    if which in ("last", "past", "this past"):
+        year = said.year
+        while _add_months(date(year, month, 1), 3) > said:
+            year -= 1
+        return date(year, month, 1)
+    year = said.year - 1 if month == 12 and said.month <= 2 else said.year
+    return date(year + (which == "next"), month, 1)
 
 
-def _as_said(expression: str, fragment: str) -> str:
-    """The expression in the message's words: a weekend searched as its Saturday is a weekend."""
-    if _WEEKEND.search(fragment):
-        return re.sub(rf"\b{_WEEKEND_AS}\b", "weekend", expression, flags=re.I)
-    return expression
+def _add_months(day: date, months: int) -> date:
+    index = day.month - 1 + months
+    return date(day.year + index // 12, index % 12 + 1, 1)
+
+
+def _searchable(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
+    """The fragment as dateparser is asked it, and each (searched, said) substitution made."""
+    made: list[tuple[str, str]] = []
+
+    def swap(match: re.Match[str], searched: str) -> str:
+        made.append((searched, match.group(0)))
+        return searched
+
+    def approximate(match: re.Match[str]) -> str:
+        count = "2" if "couple" in match.group(1).lower() else "3"
+        return swap(match, f"{count} {match.group(2).lower()}s ago")
+
+    def season(match: re.Match[str], text: str) -> str:
+        before = text[: match.start()].split()[-1:]
+        if before and before[0].lower() in _DETERMINERS:
+            return match.group(0)  # "the last summer of college", "my last fall": not a date
+        return swap(match, season_start(match.group(1), match.group(2), said).isoformat())
+
+    text = _POSSESSIVE.sub("", fragment)
+    text = _WEEKEND.sub(lambda m: swap(m, f"{m.group(1)} {_WEEKEND_AS}"), text)
+    text = _APPROXIMATE.sub(approximate, text)
+    text = _OTHER_DAY.sub(lambda m: swap(m, "3 days ago"), text)
+    text = _SEASON.sub(lambda m: season(m, text), text)
+    return text, made
+
+
+def _as_said(expression: str, made: list[tuple[str, str]]) -> str:
+    """The expression in the message's words: what a substitution put in is said back as it was."""
+    for searched, said in made:
+        # Case-blind, since dateparser may change the case; `said`'s backslashes escaped, since a
+        # replacement string's are read as group references.
+        expression = re.compile(re.escape(searched), re.I).sub(said.replace("\\", "\\\\"), expression)
+    # dateparser may join a following word to a date it was given ("2023-06-01 we"): not said as
+    # part of the expression.
+    words = expression.split()
+    while made and len(words) > 1 and words[-1].lower() in ENGLISH_STOP_WORDS:
+        words.pop()
+    return " ".join(words)
 
 
 @dataclass(frozen=True)
@@ -103,13 +171,14 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
         if not fragment.strip():
             continue
         try:
-            found = search_dates(_searchable(fragment), languages=["en"], settings=settings)
+            searchable, made = _searchable(fragment, _naive_utc(base).date())
+            found = search_dates(searchable, languages=["en"], settings=settings)
         except Exception as exc:  # a parser failure costs the date, never the message
             logger.warning("date search failed: %s", exc)
             continue
         for expression, when in found or []:
             if _accepted(expression):
                 resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-                said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), fragment)
+                said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), made)
                 return EventDate(when=resolved, expression=said)
     return EventDate(when=base.astimezone(UTC), expression="")
