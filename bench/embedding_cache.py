@@ -68,7 +68,7 @@ def bench_local_model(texts: list[str], singles: int) -> dict:
 # --- exact hits -------------------------------------------------------------------------------
 def bench_exact(texts: list[str]) -> dict:
     from memory_app.embeddings import embed_text, embed_texts
-    from memory_app.embeddings.stats import embedding_stats_flush
+    from memory_app.embeddings.cache.stats import embedding_stats_flush
 
     embed_texts(texts, tenant=None)  # cache them (misses)
     embedding_stats_flush()
@@ -130,7 +130,7 @@ def load_cache_rows(rows: int, *, reload: bool) -> np.ndarray:
 def bench_near_lookup(rows: int, queries: int, *, reload: bool) -> dict:
     from django.db import connection, transaction
 
-    from memory_app.embeddings.near import _lateral_sql, near_lookup
+    from memory_app.embeddings.cache.near import _lateral_sql, near_lookup
 
     use_database(f"memory_bench_embcache_{rows}", migrate=True)
     vectors = load_cache_rows(rows, reload=reload)
@@ -161,9 +161,9 @@ def bench_near_lookup(rows: int, queries: int, *, reload: bool) -> dict:
 
 # --- false reuse on labelled pairs ------------------------------------------------------------
 def _pair_decisions(pairs: list[tuple[str, str]]) -> dict:
+    from memory_app.embeddings.cache.near import near_reuse
+    from memory_app.embeddings.cache.sketch import surface_sketches
     from memory_app.embeddings.local import local_embed
-    from memory_app.embeddings.near import near_reuse
-    from memory_app.embeddings.sketch import surface_sketches
     from memory_app.text import identity_skeleton, normalize_text
 
     a = local_embed([p[0] for p in pairs], batch_size=64)
@@ -253,7 +253,7 @@ def bench_calls_saved(turns: int) -> dict:
     from django.test import override_settings
 
     from memory_app.embeddings import embed_texts
-    from memory_app.embeddings.stats import _pending, embedding_stats_flush, stats_pending_reset
+    from memory_app.embeddings.cache.stats import _pending, embedding_stats_flush, stats_pending_reset
     from memory_app.models import EmbeddingCacheEntry
 
     stream = embedding_data.workload(turns)
@@ -329,7 +329,7 @@ def main() -> None:
     if embedding_data.data_dir() is None:
         log("../shared/data is absent: the pair sets and the LoCoMo workload cannot be measured; skipping")
         sys.exit(0)
-    from memory_app.embeddings.stats import stats_pending_reset
+    from memory_app.embeddings.cache.stats import stats_pending_reset
 
     quick = args.quick
     sizes = [int(s) for s in (args.sizes or ("2000,10000" if quick else "10000,100000")).split(",")]

@@ -70,7 +70,7 @@ ALLOW: dict[str, str] = {
         "an all-tenant reindex (`reindex` without --tenant) re-embeds every tenant"
     ),
     "management/commands/": "operator commands, some of them all-tenant by design",
-    "embeddings/stats.py:_add_entry_hits": "one UPDATE per flush adds the hit counts of every tenant "
+    "embeddings/cache/stats.py:_add_entry_hits": "one UPDATE per flush adds the hit counts of every tenant "
     "this process served since the last flush (EMBEDDING_STATS_FLUSH_SECONDS)",
 }
 

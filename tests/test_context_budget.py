@@ -135,7 +135,7 @@ def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkey
 
 @pytest.mark.django_db
 def test_context_all_caches_the_query_embedding_once_its_parts_have_run(tenant_a):
-    from memory_app.embeddings.keys import CacheKeys
+    from memory_app.embeddings.cache.keys import CacheKeys
     from memory_app.models import EmbeddingCacheEntry
 
     tenant = tenant_a.tenant

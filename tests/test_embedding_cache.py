@@ -10,10 +10,10 @@ from django.db import connection
 from django.test import override_settings
 
 from memory_app.embeddings import embed_text, embed_texts
-from memory_app.embeddings.cache import health
-from memory_app.embeddings.keys import CacheKeys
+from memory_app.embeddings.cache.keys import CacheKeys
+from memory_app.embeddings.cache.lookup import health
+from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.embeddings.local import local_embed
-from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
 from tests.factories import unit_vector
 

@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from memory_app.embeddings import embed_texts
-from memory_app.embeddings.keys import CacheKeys
-from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
+from memory_app.embeddings.cache.keys import CacheKeys
+from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
 from memory_app.services.store.forget import user_memories_delete
 from tests.factories import TenantFactory

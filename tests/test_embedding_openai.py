@@ -13,10 +13,10 @@ import respx
 from django.test import override_settings
 
 from memory_app.embeddings import embed_texts
-from memory_app.embeddings.cache import health
-from memory_app.embeddings.keys import CacheKeys
+from memory_app.embeddings.cache.keys import CacheKeys
+from memory_app.embeddings.cache.lookup import health
+from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.embeddings.openai_provider import backoff_delay
-from memory_app.embeddings.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.errors import ApplicationError
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
 
@@ -228,7 +228,7 @@ def test_near_identical_texts_in_one_call_are_embedded_once(api):
 def test_a_missing_ann_index_falls_back_to_the_hash_tiers_with_one_warning(api, caplog):
     from django.db import connection
 
-    from memory_app.embeddings.near import index_state
+    from memory_app.embeddings.cache.near import index_state
 
     route = api.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
     embed_texts([LONG], tenant=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory_app.embeddings.sketch import SKETCH_DIMENSIONS, surface_sketch
+from memory_app.embeddings.cache.sketch import SKETCH_DIMENSIONS, surface_sketch
 
 
 def cosine(a: str, b: str) -> float:

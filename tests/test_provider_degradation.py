@@ -12,8 +12,8 @@ import respx
 from django.test import override_settings
 
 from memory_app.embeddings.breaker import breaker
-from memory_app.embeddings.cache import health
-from memory_app.embeddings.stats import stats_pending_reset
+from memory_app.embeddings.cache.lookup import health
+from memory_app.embeddings.cache.stats import stats_pending_reset
 from memory_app.models import Memory
 from memory_app.tasks import memory_embeddings_fill, memory_embeddings_sweep
 from tests.test_embedding_openai import BASE, OPENAI, embeddings_reply

@@ -14,9 +14,9 @@ import numpy as np
 
 from memory_app.conf import embeddings_config
 from memory_app.embeddings.breaker import provider_embed
-from memory_app.embeddings.cache import cached_embed_begin
+from memory_app.embeddings.cache.lookup import cached_embed_begin
+from memory_app.embeddings.cache.stats import BatchCounts, stats_record
 from memory_app.embeddings.providers import get_provider
-from memory_app.embeddings.stats import BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 

@@ -1,6 +1,6 @@
 """The embedding cache and its counters become private per tenant.
 
-Rows get a tenant, and their digests become HMACs under a per-tenant key (embeddings/keys.py)
+Rows get a tenant, and their digests become HMACs under a per-tenant key (embeddings/cache/keys.py)
 over the lossless exact and normalised forms (memory_app/text.py). Old rows carry an unsalted
 SHA-256 of the raw text and a normalised digest of the old, lossy rule, and no tenant: they cannot
 stay as they are. A row whose text is still some memory's text is copied to every tenant holding
@@ -20,7 +20,7 @@ BATCH = 2000
 
 
 def rekey(apps, schema_editor) -> None:
-    from memory_app.embeddings.keys import CacheKeys
+    from memory_app.embeddings.cache.keys import CacheKeys
 
     Memory = apps.get_model("memory_app", "Memory")
     Entry = apps.get_model("memory_app", "EmbeddingCacheEntry")

@@ -11,7 +11,7 @@ class EmbeddingCacheEntry(models.Model):
     """A computed embedding, keyed by tenant, model and text digest, so no text is embedded twice.
 
     Private to its tenant: every lookup is scoped by `tenant`, and the digests are HMACs under a
-    per-tenant key (embeddings/keys.py), so neither a hit nor a digest says anything across tenants.
+    per-tenant key (embeddings/cache/keys.py), so neither a hit nor a digest says anything across tenants.
     `tenant` is NULL only for tenant-less tools (calibration, benchmarks).
     """
 
@@ -34,7 +34,7 @@ class EmbeddingCacheEntry(models.Model):
     embedding = VectorField(dimensions=DIMENSIONS)
     # A cheap stand-in vector (local model) used to find near-duplicate texts of a remote provider.
     proxy_embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
-    # The order-aware guard of near-duplicate reuse (embeddings/sketch.py); never indexed.
+    # The order-aware guard of near-duplicate reuse (embeddings/cache/sketch.py); never indexed.
     surface_sketch = VectorField(dimensions=512, null=True, blank=True)
     token_count = models.IntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)

@@ -4,7 +4,7 @@ The cache is private per tenant, and so are its counters: a tenant's hit counts 
 tell it whether another tenant stored or searched a text. The API shows a tenant its own rows
 only; the service-wide sums (every tenant plus the tenant-less tools) are for staff (admin
 dashboard) and the `embedding_stats` / `memory_stats` commands. Counts of the last few seconds may
-still be pending in a worker (see embeddings/stats.py).
+still be pending in a worker (see embeddings/cache/stats.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Count, Max, Sum
 
 from memory_app.conf import embeddings_config
-from memory_app.embeddings.stats import COUNTER_FIELDS
+from memory_app.embeddings.cache.stats import COUNTER_FIELDS
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Tenant
 
 

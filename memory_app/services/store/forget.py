@@ -18,7 +18,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
-from memory_app.embeddings.keys import CacheKeys
+from memory_app.embeddings.cache.keys import CacheKeys
 from memory_app.errors import ApplicationError
 from memory_app.models import (
     ClusterMember,

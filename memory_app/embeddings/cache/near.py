@@ -29,8 +29,8 @@ from memory_app.db import (
     index_valid,
     vector_literal,
 )
+from memory_app.embeddings.cache.stats import CACHE_ERRORS
 from memory_app.embeddings.local import local_embed
-from memory_app.embeddings.stats import CACHE_ERRORS
 from memory_app.models import EmbeddingCacheEntry
 
 logger = logging.getLogger(__name__)

@@ -26,11 +26,17 @@ from pgvector.django.vector import Vector
 from memory_app.conf import embeddings_config
 from memory_app.db import execute_all, fetch_all, insert_sql, set_local_sql
 from memory_app.embeddings.breaker import provider_embed_begin
-from memory_app.embeddings.keys import CacheKeys
-from memory_app.embeddings.near import index_state, near_dup_enabled, near_lookup, near_reuse, proxy_vectors
+from memory_app.embeddings.cache.keys import CacheKeys
+from memory_app.embeddings.cache.near import (
+    index_state,
+    near_dup_enabled,
+    near_lookup,
+    near_reuse,
+    proxy_vectors,
+)
+from memory_app.embeddings.cache.sketch import surface_sketches
+from memory_app.embeddings.cache.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.providers import EmbeddingProvider
-from memory_app.embeddings.sketch import surface_sketches
-from memory_app.embeddings.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import EmbeddingCacheEntry
 
