@@ -8,12 +8,12 @@ from rest_framework.test import APIClient
 from memory_app.models import Tenant
 from memory_app.services.api_keys import api_key_issue
 from tests.factories import TenantFactory
-from tests.respx_httpx2 import install as install_respx_httpx2
+from tests.support.respx_httpx2 import install as install_respx_httpx2
 
 # Every statement the service sends to a tenant-owned table names its tenant (docs/SCALING.md).
-pytest_plugins = ["tests.tenant_predicate"]
+pytest_plugins = ["tests.support.tenant_predicate"]
 
-# respx must also see the OpenAI SDK's httpx2 transport (tests/respx_httpx2.py).
+# respx must also see the OpenAI SDK's httpx2 transport (tests/support/respx_httpx2.py).
 install_respx_httpx2()
 
 

@@ -145,7 +145,7 @@ def drop_keys(node: Any, keys: frozenset[str]) -> Any:
 
 
 # Examples of request bodies and answers, by (method, path). Kept here rather than on the views so
-# the views stay about behaviour; tests/test_openapi_conformance.py validates every example against
+# the views stay about behaviour; tests/project/test_openapi_conformance.py validates every example against
 # its own schema, so an example that drifts from the API fails the suite.
 MEMORY_EXAMPLE: dict[str, Any] = {
     "id": 42,

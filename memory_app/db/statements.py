@@ -6,7 +6,7 @@ docs/PERFORMANCE.md), and a store-time merge made nine of them. The INSERTs here
 by Django's own `InsertQuery` from model instances, so columns, defaults (`auto_now`) and value
 conversion stay the models'.
 
-Django's private API used here, each pinned by a test in tests/test_db_layer.py or the lineage
+Django's private API used here, each pinned by a test in tests/ops/test_db_layer.py or the lineage
 tests: `InsertQuery`, `Model._state`, `Model.from_db`, `Field.from_db_value`.
 """
 

@@ -12,7 +12,7 @@ from agent_memory_client import OPERATIONS, MemoryClient
 from agent_memory_client import requests as r
 from agent_memory_client.models import COMPONENTS, Extraction
 
-from tests.openapi_check import openapi_schema, operations
+from tests.support.openapi_check import openapi_schema, operations
 
 
 def component(name: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from agent_memory_client import OPERATIONS, AsyncMemoryClient, MemoryApiError, M
 from agent_memory_client.operations import Call
 
 from memory_app.models import MemoryChange
-from tests.mcp_helpers import in_thread
+from tests.support.mcp_helpers import in_thread
 
 live = pytest.mark.django_db(transaction=True)
 
@@ -297,7 +297,7 @@ def test_sync_and_async_clients_offer_the_same_operations_with_the_same_signatur
 
 @live
 def test_the_readme_agent_loop_runs_as_written(live_server, tenant_a, capsys):
-    from tests.readme_snippets import readme_block
+    from tests.support.readme_snippets import readme_block
 
     code = readme_block("python", "from agent_memory_client import MemoryClient")
     code = code.replace("http://127.0.0.1:8000", live_server.url).replace("mem_...", tenant_a.raw_key)
