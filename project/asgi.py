@@ -15,9 +15,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 django_application = get_asgi_application()
 
 from memory_app.mcp.http import ASGIApp, with_mcp  # noqa: E402  (needs the apps loaded above)
-from project.warmup import embedding_warmup  # noqa: E402
+from project.warmup import embedding_warmup, gc_tune  # noqa: E402
 
 # Django's handler is typed for a dict scope, the SDK's apps for any mutable mapping; ASGI servers
 # always pass a dict.
 application = with_mcp(cast(ASGIApp, django_application))
 embedding_warmup()
+gc_tune()

@@ -36,6 +36,7 @@ os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
 
 
 def post_worker_init(worker: Any) -> None:
-    from project.warmup import embedding_warmup
+    from project.warmup import embedding_warmup, gc_tune
 
     embedding_warmup()
+    gc_tune()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
+
 from memory_app.judge.signals import alignment, quantities
-from project.warmup import embedding_warmup, judge_warmup
+from project.warmup import embedding_warmup, gc_tune, judge_warmup
 
 
 def test_the_judge_warm_up_loads_the_unit_registry_without_the_token_model(monkeypatch):
@@ -20,3 +24,29 @@ def test_warm_up_can_be_switched_off(monkeypatch):
     quantities._registry.cache_clear()
     embedding_warmup()
     assert quantities._registry.cache_info().currsize == 0
+
+
+@pytest.fixture
+def collector():
+    # The suite's process may hold frozen objects already (project/asgi.py tunes on import).
+    gc.unfreeze()
+    before = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*before)
+
+
+def test_a_warmed_up_process_freezes_its_objects_and_collects_less_often(monkeypatch, collector):
+    monkeypatch.setenv("SERVER_GC_THRESHOLD", "12345")
+    _, older, oldest = gc.get_threshold()
+    gc_tune()
+    assert gc.get_threshold() == (12345, older, oldest)
+    assert gc.get_freeze_count() > 0
+
+
+def test_a_threshold_of_zero_leaves_the_collector_as_python_sets_it(monkeypatch, collector):
+    monkeypatch.setenv("SERVER_GC_THRESHOLD", "0")
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    gc_tune()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == frozen

@@ -331,3 +331,22 @@ def test_the_set_lookups_find_a_restating_word_exactly_when_a_word_pair_check_do
         judge_features._restates(word, w) or judge_features._restates(w, word) for w in written.folded
     )
     assert judge_features._restated_in(word, written) == every_word
+
+
+_WORDS = st.lists(
+    st.text(alphabet="abcABC", min_size=1, max_size=4).map(lambda w: w + "x"), min_size=0, max_size=12
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=_WORDS, size=st.integers(min_value=2, max_value=5), data=st.data())
+def test_the_runs_of_an_acronym_are_every_run_of_words_with_its_initials(words, size, data):
+    text = " ".join(words)
+    written = judge_features._written_text(text)
+    letters = data.draw(st.text(alphabet="abc", min_size=size, max_size=size))
+    expected = [
+        first
+        for first in range(len(words) - size + 1)
+        if "".join(w[0].casefold() for w in words[first : first + size]) == letters
+    ]
+    assert written.runs(letters) == expected

@@ -456,18 +456,28 @@ class _WrittenText:
     spans: tuple[tuple[str, int, int, bool], ...]
     folded: tuple[str, ...]  # per span, the word as `_restates` compares it
     written: tuple[tuple[str, int, int], ...]
-    initials: tuple[str, ...]
+    # The written words' first letters, casefolded, one character per word (written words are
+    # ASCII): a run of words with given initials is a substring here (`runs`).
+    initials: str
     # The only words short_form can accept for a given word: those with its first letter.
     by_first: dict[str, tuple[str, ...]]
-    # What an acronym of the other text can stand for here, by its letters: the first written
-    # words of the runs of _ACRONYM_LENGTHS words with those initials, and the content words
-    # written in camel case (index, number of parts) with those initials.
-    runs: dict[tuple[int, str], tuple[int, ...]]
+    # What an acronym of the other text can stand for here: the content words written in camel
+    # case (index, number of parts) by their initials (runs of written words: `runs`).
     camel: dict[str, tuple[tuple[int, int], ...]]
     # spelling_variant as set lookups: the words long enough for a slip, and every string one of
     # them gives with one letter left out (a word that is one of those is the slip of a longer one).
     slip_words: frozenset[str]
     slip_deletions: frozenset[str]
+
+    def runs(self, letters: str) -> list[int]:
+        """The first written words of the runs of len(letters) words whose initials are `letters`.
+        Searched when asked rather than tabled per text: a table of every run of two to five
+        words was a tenth of a /context/all call's CPU, and few texts are asked."""
+        found, start = [], self.initials.find(letters)
+        while start >= 0:
+            found.append(start)
+            start = self.initials.find(letters, start + 1)
+        return found
 
 
 # An acronym has two to five letters (lexical_counterparts).
@@ -483,11 +493,6 @@ def _written_text(text: str) -> _WrittenText:
     for word in folded:
         if word:
             by_first.setdefault(word[0], []).append(word)
-    initials = tuple(w[0].casefold() for w, _, _ in written)
-    runs: dict[tuple[int, str], list[int]] = {}
-    for size in _ACRONYM_LENGTHS:
-        for first in range(len(written) - size + 1):
-            runs.setdefault((size, "".join(initials[first : first + size])), []).append(first)
     camel: dict[str, list[tuple[int, int]]] = {}
     for j, (_, s, e, _) in enumerate(spans):
         parts = _CAMEL_PARTS.findall(text[s:e])
@@ -498,9 +503,8 @@ def _written_text(text: str) -> _WrittenText:
         spans=spans,
         folded=folded,
         written=written,
-        initials=initials,
+        initials="".join(w[0].casefold() for w, _, _ in written),
         by_first={first: tuple(words) for first, words in by_first.items()},
-        runs={key: tuple(firsts) for key, firsts in runs.items()},
         camel={key: tuple(found) for key, found in camel.items()},
         slip_words=slip_words,
         slip_deletions=frozenset(
@@ -557,7 +561,8 @@ def lexical_counterparts(text: str, other: str) -> tuple[frozenset[int], frozens
             # An acronym: the initials of a run of as many words on the other side (written words
             # are ASCII, so a run's initials are as many letters), or of one camel-case name there
             # (TS/TypeScript).
-            for first in theirs.runs.get((len(word), folded), ()):
+            # A letter that casefolds to two ("ß") makes a key no run of len(word) words has.
+            for first in theirs.runs(folded) if len(folded) == len(word) else ():
                 run = written[first : first + len(word)]
                 restated.add(index)
                 lo, hi = run[0][1], run[-1][2]
