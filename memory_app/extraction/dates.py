@@ -10,11 +10,14 @@ Rewrites of the searched text, each for something dateparser does not read; the 
 recorded keeps the message's own words:
 - a possessive or contracted "'s" after a word ("Tomorrow's opening", "this week's been busy"): the
   search then finds nothing at all, so the "'s" is dropped before searching;
-- "weekend" after last/this/next/past: dateparser has no weekend, so it is searched as that
-  weekend's Saturday (its first day; "last weekend" said on Monday 8 May is Saturday 6 May);
-- an approximate count before "ago" ("a few weeks ago", "a couple of days ago", "several years
-  ago") and "the other day": searched as that many units ago, a few and several as three, a couple
-  as two, the other day as three days; the date is approximate, as the words are;
+- "weekend" after last/this/next/past/this past: dateparser has no weekend, so it is searched as
+  that weekend's Saturday (its first day; "last weekend" said on Monday 8 May is Saturday 6 May);
+- an approximate count before "ago" or after "in" ("a few weeks ago", "in a couple of days",
+  "several years ago") and "the other day": searched as that many units ago or ahead, a few and
+  several as three, a couple as two, the other day as three days; the date is approximate, as the
+  words are;
+- "the day before yesterday" and "the day after tomorrow", of which dateparser reads only the last
+  word: searched as two days ago and in two days;
 - a season after last/this/next ("last summer"): searched as the first day of that season (see
   `season_start`).
 "Recently" and "lately" name no day and stay unresolved: the event date is then the message's own
@@ -55,15 +58,19 @@ _TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
 
 _FRAGMENT = re.compile(r"[,;:.!?()\n]+|\s+-\s+")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.I)
-_WEEKEND = re.compile(r"\b(last|this|next|past)\s+weekend\b", re.I)
+_WEEKEND = re.compile(r"\b(this\s+past|last|this|next|past)\s+weekend\b", re.I)
 _WEEKEND_AS = "saturday"
 # How many units an approximate count stands for: "a few" and "several" are read as three, "a
 # couple" as two, so that "a few weeks ago" dates the event about three weeks back. Without a number
 # dateparser finds nothing there and the event gets the message's own day, further off.
 _APPROXIMATE = re.compile(
-    r"\b(a\s+few|few|several|a\s+couple(?:\s+of)?|couple\s+of)\s+(day|week|month|year)s?\s+ago\b", re.I
+    r"\b(in\s+)?(a\s+few|few|several|a\s+couple(?:\s+of)?|couple\s+of)\s+(day|week|month|year)s?"
+    r"(\s+ago)?\b",
+    re.I,
 )
 _OTHER_DAY = re.compile(r"\bthe\s+other\s+day\b", re.I)
+# dateparser reads only the last word of these ("yesterday", "tomorrow"): a day off.
+_DAY_BEYOND = re.compile(r"\bthe\s+day\s+(before\s+yesterday|after\s+tomorrow)\b", re.I)
 _SEASON = re.compile(r"\b(this\s+past|last|this|next|past)\s+(spring|summer|fall|autumn|winter)\b", re.I)
 # Meteorological seasons of the northern hemisphere, where the service's users and its development
 # data (LoCoMo) are; the first month of each (winter runs December to February).
@@ -102,8 +109,16 @@ def _searchable(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
         return searched
 
     def approximate(match: re.Match[str]) -> str:
-        count = "2" if "couple" in match.group(1).lower() else "3"
-        return swap(match, f"{count} {match.group(2).lower()}s ago")
+        ahead, quantifier, unit, ago = match.groups()
+        if bool(ahead) == bool(ago):  # "a few weeks" alone is a duration; "in ... ago" is nonsense
+            return match.group(0)
+        count = "2" if "couple" in quantifier.lower() else "3"
+        return swap(match, f"in {count} {unit.lower()}s" if ahead else f"{count} {unit.lower()}s ago")
+
+    def weekend(match: re.Match[str]) -> str:
+        # "past" and "this past" say "last"; dateparser reads "past saturday" as "saturday" alone.
+        which = match.group(1).lower()
+        return swap(match, f"{'last' if 'past' in which else which} {_WEEKEND_AS}")
 
     def season(match: re.Match[str], text: str) -> str:
         before = text[: match.start()].split()[-1:]
@@ -112,9 +127,12 @@ def _searchable(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
         return swap(match, season_start(match.group(1), match.group(2), said).isoformat())
 
     text = _POSSESSIVE.sub("", fragment)
-    text = _WEEKEND.sub(lambda m: swap(m, f"{m.group(1)} {_WEEKEND_AS}"), text)
+    text = _WEEKEND.sub(weekend, text)
     text = _APPROXIMATE.sub(approximate, text)
     text = _OTHER_DAY.sub(lambda m: swap(m, "3 days ago"), text)
+    text = _DAY_BEYOND.sub(
+        lambda m: swap(m, "2 days ago" if "before" in m.group(1).lower() else "in 2 days"), text
+    )
     text = _SEASON.sub(lambda m: season(m, text), text)
     return text, made
 

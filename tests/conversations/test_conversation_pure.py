@@ -33,6 +33,12 @@ MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
         ("We met a couple of days ago.", "2023-05-06", "a couple of days ago"),
         ("Several years ago I quit smoking.", "2020-05-08", "Several years ago"),
         ("I saw a gorgeous sunset while hiking the other day.", "2023-05-05", "the other day"),
+        ("In a couple of weeks we fly out.", "2023-05-22", "In a couple of weeks"),
+        ("We had a few weeks of rain.", "2023-05-08", ""),  # a duration, not a date
+        # dateparser alone reads only "yesterday" / "tomorrow" here: a day off
+        ("We met the day before yesterday.", "2023-05-06", "the day before yesterday"),
+        ("I'll see him the day after tomorrow.", "2023-05-10", "the day after tomorrow"),
+        ("This past weekend I hiked.", "2023-05-06", "This past weekend"),
         # a season: its first day
         ("We had a blast on our camping trip last summer.", "2022-06-01", "last summer"),
         ("This summer we are going to Spain.", "2023-06-01", "This summer"),
