@@ -32,6 +32,10 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if not DEBUG else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# After warm-up a server process (gunicorn worker, MCP server) freezes its start-up objects and runs
+# Python's youngest collection after this many allocations instead of 700 (project/warmup.gc_tune);
+# 0 keeps Python's defaults.
+SERVER_GC_THRESHOLD = env_int("SERVER_GC_THRESHOLD", 10_000, minimum=0, maximum=10_000_000)
 
 # --- Transport security ----------------------------------------------------------------------
 # Secure by default outside DEBUG (`manage.py check --deploy --fail-level WARNING` passes with only

@@ -47,8 +47,10 @@ def gc_tune() -> None:
     Python's defaults a `/context/all` call paid ~3.5 ms of its ~23 ms of CPU in collections,
     mostly full ones walking those objects; after this ~0.9 ms (docs/PERFORMANCE.md). 0 keeps
     Python's defaults. Called once the process has warmed up, before it takes requests."""
-    threshold = int(os.environ.get("SERVER_GC_THRESHOLD", "10000"))
-    if threshold <= 0:
+    from django.conf import settings
+
+    threshold = settings.SERVER_GC_THRESHOLD
+    if threshold == 0:
         return
     gc.collect()
     gc.freeze()

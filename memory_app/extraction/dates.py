@@ -72,9 +72,11 @@ _OTHER_DAY = re.compile(r"\bthe\s+other\s+day\b", re.I)
 # dateparser reads only the last word of these ("yesterday", "tomorrow"): a day off.
 _DAY_BEYOND = re.compile(r"\bthe\s+day\s+(before\s+yesterday|after\s+tomorrow)\b", re.I)
 _SEASON = re.compile(r"\b(this\s+past|last|this|next|past)\s+(spring|summer|fall|autumn|winter)\b", re.I)
+# A determiner before "last summer" makes it a noun phrase ("the last summer of college", "my last
+# fall"), not a date: the closed class of English determiners that can stand there.
+_DETERMINERS = frozenset({"the", "a", "my", "your", "his", "her", "its", "our", "their"})
 # Meteorological seasons of the northern hemisphere, where the service's users and its development
 # data (LoCoMo) are; the first month of each (winter runs December to February).
-_DETERMINERS = frozenset({"the", "a", "my", "your", "his", "her", "its", "our", "their"})
 _SEASON_MONTH = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 
 
@@ -120,10 +122,10 @@ def _searchable(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
         which = match.group(1).lower()
         return swap(match, f"{'last' if 'past' in which else which} {_WEEKEND_AS}")
 
-    def season(match: re.Match[str], text: str) -> str:
-        before = text[: match.start()].split()[-1:]
+    def season(match: re.Match[str]) -> str:
+        before = match.string[: match.start()].split()[-1:]
         if before and before[0].lower() in _DETERMINERS:
-            return match.group(0)  # "the last summer of college", "my last fall": not a date
+            return match.group(0)
         return swap(match, season_start(match.group(1), match.group(2), said).isoformat())
 
     text = _POSSESSIVE.sub("", fragment)
@@ -133,7 +135,7 @@ def _searchable(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
     text = _DAY_BEYOND.sub(
         lambda m: swap(m, "2 days ago" if "before" in m.group(1).lower() else "in 2 days"), text
     )
-    text = _SEASON.sub(lambda m: season(m, text), text)
+    text = _SEASON.sub(season, text)
     return text, made
 
 

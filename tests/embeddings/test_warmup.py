@@ -36,16 +36,16 @@ def collector():
     gc.set_threshold(*before)
 
 
-def test_a_warmed_up_process_freezes_its_objects_and_collects_less_often(monkeypatch, collector):
-    monkeypatch.setenv("SERVER_GC_THRESHOLD", "12345")
+def test_a_warmed_up_process_freezes_its_objects_and_collects_less_often(settings, collector):
+    settings.SERVER_GC_THRESHOLD = 12345
     _, older, oldest = gc.get_threshold()
     gc_tune()
     assert gc.get_threshold() == (12345, older, oldest)
     assert gc.get_freeze_count() > 0
 
 
-def test_a_threshold_of_zero_leaves_the_collector_as_python_sets_it(monkeypatch, collector):
-    monkeypatch.setenv("SERVER_GC_THRESHOLD", "0")
+def test_a_threshold_of_zero_leaves_the_collector_as_python_sets_it(settings, collector):
+    settings.SERVER_GC_THRESHOLD = 0
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     gc_tune()
     assert gc.get_threshold() == before

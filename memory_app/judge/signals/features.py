@@ -471,8 +471,8 @@ class _WrittenText:
 
     def runs(self, letters: str) -> list[int]:
         """The first written words of the runs of len(letters) words whose initials are `letters`.
-        Searched when asked rather than tabled per text: a table of every run of two to five
-        words was a tenth of a /context/all call's CPU, and few texts are asked."""
+        Searched when asked rather than tabled per text: every text a search judges built a table
+        of every run of two to five words, and only a text whose pair has an acronym is asked."""
         found, start = [], self.initials.find(letters)
         while start >= 0:
             found.append(start)
