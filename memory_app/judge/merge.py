@@ -110,10 +110,19 @@ def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = 
     """The text a merge of `new` into `old` keeps, or None when no text can stand for both.
 
     The judge's own merged text (LLM) first, if it keeps every number and name of both; else the new
-    text for a refinement, `merge_text`'s choice for a duplicate.
+    text for a refinement; for a duplicate `merge_text`'s choice, or the other text when only that
+    one keeps everything both state.
     """
     if proposed and keeps_everything(proposed, [old, new]):
         return proposed
-    kept = new if relation == "refine" else merge_text([old, new])
-    other = old if kept == new else new
-    return kept if stands_for(kept, other, relation=relation, kept_refines=kept == new) else None
+    if relation == "refine":
+        return new if stands_for(new, old, relation=relation, kept_refines=True) else None
+    # The more informative text first; when it drops a name or a value of the other, the other may
+    # still state everything both state ("User runs Arch Linux on their laptop" keeps "Arch" of
+    # "Their laptop's operating system is Arch", not the other way round).
+    first = merge_text([old, new])
+    for kept in dict.fromkeys((first, old, new)):
+        other = old if kept == new else new
+        if stands_for(kept, other, relation=relation, kept_refines=False):
+            return kept
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_app.judge.merge import keeps_everything, lost_facts, names
+from memory_app.judge.merge import keeps_everything, lost_facts, names, text_for_merge
 
 
 def test_names_are_capitalised_words_that_do_not_open_a_sentence():
@@ -39,3 +39,22 @@ def test_a_text_that_restates_every_value_and_name_keeps_everything(kept, source
 def test_a_text_that_drops_a_value_or_a_name_does_not(kept, source, lost):
     assert lost_facts(kept, source) == lost
     assert not keeps_everything(kept, [kept, source])
+
+
+def test_a_duplicate_keeps_the_other_text_when_the_more_informative_one_drops_a_name():
+    old = "User runs Arch Linux on their laptop"
+    new = "Their laptop's operating system is Arch"
+    assert text_for_merge(new=new, old=old, relation="duplicate") == old
+
+
+def test_a_duplicate_where_each_text_drops_a_name_of_the_other_is_not_merged():
+    old = "User moved to Berlin with Anna"
+    new = "User and Maria moved to Berlin"
+    assert text_for_merge(new=new, old=old, relation="duplicate") is None
+
+
+def test_a_refinement_keeps_only_the_refining_text():
+    old = "User has a dog called Rex"
+    new = "User has a dog"
+    assert text_for_merge(new=new, old=old, relation="refine") is None
+    assert text_for_merge(new=old, old=new, relation="refine") == old
