@@ -2,7 +2,7 @@
 
     python bench/compaction.py [--quick] [--json] [--sizes 100000,1000000] [--reload] [--radius 0.45]
 
-Memories with precomputed synthetic vectors (bench/compaction_data.py: a shared namespace, large
+Memories with precomputed synthetic vectors (bench/support/compaction_data.py: a shared namespace, large
 users and many users of ~1,000, with planted duplicate groups and chain bait) are loaded once per
 size into their own database on the same server (`memory_bench_compaction_<rows>`; the HNSW and GIN
 indexes are dropped there, compaction does not use them) and kept between runs.
@@ -27,11 +27,11 @@ import os
 import resource
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
-from benchdb import log, use_database
-from compaction_data import DIM, scope_data, scope_plan
+from support import benchenv
+from support.benchdb import log, use_database
+from support.compaction_data import DIM, scope_data, scope_plan
 
 ROOT = benchenv.ROOT
 

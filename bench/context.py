@@ -1,6 +1,6 @@
 """POST /context/all end to end: query embedding (local model), the four parts, packing, output.
 
-One tenant and one user holding N episodic memories (bench/store_data.py's synthetic scope, loaded
+One tenant and one user holding N episodic memories (bench/support/store_data.py's synthetic scope, loaded
 with COPY into a database of its own, `memory_bench_context_<rows>`, kept between runs), a short-term
 session of 20 messages, and the default budget (CONTEXT_ALL_MAX_TOKENS). Every query is new text and
 the tenant's embedding cache is emptied before the calls, so each call embeds its query with the
@@ -19,11 +19,13 @@ import os
 import statistics
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
-import store_data
-from benchdb import log
+from support import (
+    benchenv,
+    store_data,
+)
+from support.benchdb import log
 
 RESULTS = benchenv.ROOT / "bench" / "results" / "context.json"
 RESULTS_QUICK = benchenv.ROOT / "bench" / "results" / "context_quick.json"

@@ -23,8 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import benchenv  # first: the project on sys.path, the bench environment
-from benchdb import log
+from support import benchenv
+from support.benchdb import log
 
 ROOT = benchenv.ROOT
 BATCH = 20

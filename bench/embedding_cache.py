@@ -12,7 +12,7 @@ Measures, writing bench/results/embedding_cache.json (with --json the last stdou
 - false reuse at the default thresholds: the cache's own rule (`near_reuse`, or equal normalised
   text) on STS-B test pairs scored below 5.0 and PAWS-Wiki test pairs labelled 0;
 - provider calls saved: LoCoMo turns with case/whitespace/punctuation/contraction/typo variants
-  (bench/embedding_data.py) sent one text per call through `embed_texts` with the OpenAI provider
+  (bench/support/embedding_data.py) sent one text per call through `embed_texts` with the OpenAI provider
   pointed at a local OpenAI-compatible stub server that counts requests.
 --quick uses 2 k / 10 k rows, samples of the pair sets and 150 turns.
 """
@@ -27,11 +27,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
-import embedding_data
 import numpy as np
-from benchdb import log, use_database
+from support import (
+    benchenv,
+    embedding_data,
+)
+from support.benchdb import log, use_database
 
 ROOT = benchenv.ROOT
 

@@ -31,9 +31,9 @@ import os
 import statistics
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
+from support import benchenv
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "judge_cost.json"

@@ -40,11 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
-from benchdb import log, use_database
-from served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
+from support import benchenv
+from support.benchdb import log, use_database
+from support.served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "load.json"
@@ -81,10 +81,10 @@ class Run:
 
 
 def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
-    import load_data
     from django.core.management import call_command
     from django.db import connection
     from django.db.migrations.exceptions import InconsistentMigrationHistory
+    from support import load_data
 
     from memory_app.models import Tenant
 
@@ -180,14 +180,14 @@ def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Po
         env["EMBEDDING_LOCAL_BATCH_WAIT_MS"] = str(args.batch_wait_ms)
     if args.profile:
         env["LOAD_PROFILE_DIR"] = str(args.profile)
-        return start_gunicorn(env, port, app="profiled_wsgi:application")
+        return start_gunicorn(env, port, app="support.profiled_wsgi:application")
     return start_gunicorn(env, port)
 
 
 def profile_report(directory: Path, top: int = 40) -> None:
-    """The workers' sampled CPU (bench/profiled_wsgi.py): the functions with the most CPU,
+    """The workers' sampled CPU (bench/support/profiled_wsgi.py): the functions with the most CPU,
     inclusive and own, in ms per request served (warm-up included)."""
-    from cpu_sampler import read_collapsed, summary
+    from support.cpu_sampler import read_collapsed, summary
 
     files = sorted(directory.glob("worker-*.collapsed"))
     if not files:
@@ -207,7 +207,7 @@ def profile_report(directory: Path, top: int = 40) -> None:
 
 
 def request_for(op: str, rng: random.Random, users: int, texts) -> tuple[str, dict]:  # type: ignore[no-untyped-def]
-    import load_data
+    from support import load_data
 
     user = load_data.user_id(rng.randrange(users))
     if op == "store":
@@ -226,7 +226,7 @@ async def drive(
 ) -> float:
     """Warm-up, then the measured window; returns the measured window's length in seconds."""
     import httpx
-    import load_data
+    from support import load_data
 
     texts = load_data.TextSource(seed=args.seed)
     rng = random.Random(args.seed)
@@ -355,8 +355,8 @@ def batcher_bench(args: argparse.Namespace) -> None:
     torch thread, with and without batching; texts per second and CPU ms per text."""
     import threading
 
-    import load_data
     import torch
+    from support import load_data
 
     from memory_app.embeddings.batching import MicroBatcher
     from memory_app.embeddings.local import local_embed
@@ -429,7 +429,7 @@ def main() -> None:
         "--profile",
         type=Path,
         metavar="DIR",
-        help="sample the server's CPU by Python stack (bench/profiled_wsgi.py) into DIR and print "
+        help="sample the server's CPU by Python stack (bench/support/profiled_wsgi.py) into DIR and print "
         "the top functions; the sampler costs CPU too, so no results file is written",
     )
     args = parser.parse_args()

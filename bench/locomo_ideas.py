@@ -20,9 +20,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
+from support import benchenv
 
 ROOT = benchenv.ROOT
 

@@ -2,7 +2,7 @@
 
     python bench/mcp.py [--quick] [--json] [--calls N] [--memories N]
 
-The service as it is served (bench/served.py): the REST API on gunicorn (project/gunicorn.conf.py,
+The service as it is served (bench/support/served.py): the REST API on gunicorn (project/gunicorn.conf.py,
 gthread) and the MCP server on bin/serve-mcp (uvicorn, project.asgi), both on one bench database
 holding one user's memories, as bin/serve and docker-compose run them. The same search body goes
 to `POST /api/v1/memories/search` on gunicorn (httpx, keep-alive) and to the MCP tool on the MCP
@@ -21,10 +21,18 @@ import sys
 import time
 from pathlib import Path
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
-from benchdb import log, use_database
-from served import database_url, free_port, server_env, start_gunicorn, start_mcp, stop_server, wait_ready
+from support import benchenv
+from support.benchdb import log, use_database
+from support.served import (
+    database_url,
+    free_port,
+    server_env,
+    start_gunicorn,
+    start_mcp,
+    stop_server,
+    wait_ready,
+)
 
 ROOT = benchenv.ROOT
 # This file is bench/mcp.py: with bench/ on sys.path, `import mcp` would find it instead of the SDK.

@@ -17,9 +17,9 @@ import argparse
 import statistics
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
+from support import benchenv
 
 ROOT = benchenv.ROOT
 

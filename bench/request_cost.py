@@ -23,7 +23,7 @@ import random
 import statistics
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
+from support import benchenv
 
 os.environ.setdefault("DEBUG", "false")
 os.environ["ALLOWED_HOSTS"] = "testserver"
@@ -31,7 +31,7 @@ os.environ["SECURE_SSL_REDIRECT"] = "false"
 os.environ["CELERY_BROKER_URL"] = ""
 
 import django
-from benchdb import log
+from support.benchdb import log
 
 ROOT = benchenv.ROOT
 OPERATIONS = ("store", "search", "context_all")
@@ -40,10 +40,10 @@ BATCH_SIZES = (1, 2, 4, 8, 16)
 
 def request_costs(requests: int, rows: int, users: int) -> dict[str, dict[str, float]]:
     import load
-    import load_data
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from support import load_data
 
     from memory_app.services.api_keys import api_key_issue
 
@@ -78,8 +78,8 @@ def request_costs(requests: int, rows: int, users: int) -> dict[str, dict[str, f
 
 
 def forward_pass_costs(per_size: int) -> dict[str, float]:
-    import load_data
     import torch
+    from support import load_data
 
     from memory_app.embeddings.local import local_embed
 

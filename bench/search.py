@@ -19,11 +19,13 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
-import search_data
-from benchdb import log, use_database
+from support import (
+    benchenv,
+    search_data,
+)
+from support.benchdb import log, use_database
 
 ROOT = benchenv.ROOT
 

@@ -3,7 +3,7 @@
     python bench/storage.py [--quick] [--json] [--sizes 100000,1000000] [--reload]
         [--maintenance-work-mem 3GB]
 
-Loads bench/store_data.py's synthetic scope (the same table bench/store.py times, kept in
+Loads bench/support/store_data.py's synthetic scope (the same table bench/store.py times, kept in
 `memory_bench_store_<rows>`; a size already loaded is measured as it is), then reads the sizes
 from the catalogue: the heap with its TOAST, free-space and visibility maps ("table"), each index
 grouped by access method (the GIN over `search_vector` is "text search"; the topic and entity GIN
@@ -22,10 +22,12 @@ import argparse
 import os
 import time
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
-import store_data
-from benchdb import log
+from support import (
+    benchenv,
+    store_data,
+)
+from support.benchdb import log
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "storage.json"

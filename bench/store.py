@@ -22,12 +22,14 @@ import contextlib
 import time
 from collections.abc import Iterator
 
-import benchenv  # first: the project on sys.path, the bench environment
 import django
 import numpy as np
-import store_data
-import store_real
-from benchdb import log
+from support import (
+    benchenv,
+    store_data,
+    store_real,
+)
+from support.benchdb import log
 
 ROOT = benchenv.ROOT
 
@@ -165,7 +167,7 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
 
 
 def time_real(tenant, stores: int) -> dict:  # type: ignore[no-untyped-def]
-    """The real-sentence workload (bench/store_real.py): hard pairs and conversation turns, plain
+    """The real-sentence workload (bench/support/store_real.py): hard pairs and conversation turns, plain
     and dedup alternating on two halves of the same composition."""
     _, incoming = store_real.texts()
     vectors = store_real.embed(incoming)

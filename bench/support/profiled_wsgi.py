@@ -1,6 +1,6 @@
 """The WSGI application with every thread's CPU sampled, for `bench/load.py --profile DIR`.
 
-    gunicorn -c project/gunicorn.conf.py --pythonpath bench profiled_wsgi:application
+    gunicorn -c project/gunicorn.conf.py --pythonpath bench support.profiled_wsgi:application
 
 Each worker process starts a `cpu_sampler.Sampler` at its first request (after the fork: a thread
 is never inherited) and at exit writes the CPU it saw, by Python stack, to
@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cpu_sampler import Sampler
-
 from project.wsgi import application as _application
+
+from .cpu_sampler import Sampler
 
 _state: dict[str, Any] = {"sampler": None, "requests": 0}
 _lock = threading.Lock()

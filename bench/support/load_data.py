@@ -1,9 +1,9 @@
 """The tenant bench/load.py serves: N memories over U users, in a database of its own, kept between
 runs; and the texts its clients send.
 
-Rows are loaded the way bench/store_data.py loads them (indexes dropped, COPY, indexes rebuilt,
+Rows are loaded the way bench/support/store_data.py loads them (indexes dropped, COPY, indexes rebuilt,
 VACUUM ANALYZE): synthetic unit vectors around 1,000 centres and pseudo-word texts, 1,000 rows per
-user for the full size, each with its token row (bench/tokens_data.py: synthetic unit vectors per
+user for the full size, each with its token row (bench/support/tokens_data.py: synthetic unit vectors per
 content word, as a real store keeps the judge's vectors). What clients send is real English (STS-B
 test sentences, or pseudo-word sentences when ../shared/data is missing), made unique per request
 so that every store and every query is an embedding-cache miss: each request pays the local model,
@@ -19,13 +19,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
-from benchdb import memory_indexes_dropped
-from store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
-from tokens_data import copy_tokens
 
-DATA_VERSION = 3  # 2: token rows (bench/tokens_data.py); 3: fillfactor 70 (migration 0012)
+from .benchdb import memory_indexes_dropped
+from .store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
+from .tokens_data import copy_tokens
+
+DATA_VERSION = 3  # 2: token rows (bench/support/tokens_data.py); 3: fillfactor 70 (migration 0012)
 TENANT_SLUG = "bench-load"
-STSB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "stsbenchmark_test.tsv"
+STSB = Path(__file__).resolve().parents[3] / "shared" / "data" / "stsbenchmark_test.tsv"
 
 
 def database_name(rows: int) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 PAIRS = DATA / "memory_pairs_dev.jsonl"
 LOCOMO = DATA / "locomo10.json"
 STORED_TURNS = 2000

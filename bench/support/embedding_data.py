@@ -20,7 +20,7 @@ import random
 import re
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 VARIANT_KINDS = ("repeat", "case", "whitespace", "punctuation", "contraction", "typo")
 CONTRACTIONS = {
     "i'm": "i am",

@@ -13,7 +13,7 @@ import sys
 import time
 from urllib.parse import quote
 
-from benchenv import ROOT
+from .benchenv import ROOT
 
 
 def database_url(name: str) -> str:
@@ -56,7 +56,7 @@ def server_env(url: str, **extra: str) -> dict[str, str]:
 def start_gunicorn(
     env: dict[str, str], port: int, *, app: str = "project.wsgi:application"
 ) -> subprocess.Popen[bytes]:
-    """`app` from the project, or from bench/ (bench/profiled_wsgi.py)."""
+    """`app` from the project, or from bench/ (bench/support/profiled_wsgi.py)."""
     command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "project" / "gunicorn.conf.py")]
     command += ["--bind", f"127.0.0.1:{port}", app]
     if not app.startswith("project."):

@@ -4,7 +4,7 @@ One tenant, one scope (user `bench`, namespace `default`, episodic) of N rows: u
 around 1,000 random centres (clustered, as a user's memories are), texts naming their row and centre.
 The load drops the indexes, COPYs the rows and rebuilds the indexes (one build is far cheaper than N
 incremental HNSW inserts), then VACUUM ANALYZE. Every row gets its token row, as a real store's
-(bench/tokens_data.py: synthetic unit vectors per content word for the synthetic texts, the local
+(bench/support/tokens_data.py: synthetic unit vectors per content word for the synthetic texts, the local
 model's own for the real sentences).
 """
 
@@ -17,15 +17,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from benchdb import log as bench_log
-from benchdb import memory_indexes_dropped, use_database
-from tokens_data import copy_tokens
+
+from .benchdb import log as bench_log
+from .benchdb import memory_indexes_dropped, use_database
+from .tokens_data import copy_tokens
 
 DIM = 384
 CENTRES = 1000
 NOISE = 0.75
 SEED = 11
-# 5: token rows (bench/tokens_data.py); 6: fillfactor 70 (migration 0012); 7: the judge's word
+# 5: token rows (bench/support/tokens_data.py); 6: fillfactor 70 (migration 0012); 7: the judge's word
 # rules no longer count pronoun contractions ("I'm", "they're"), so the token rows of ~740 of the
 # ~2,170 real sentences counted more words than the rules now give and were ignored (the judge ran
 # the model for them).
@@ -98,8 +99,8 @@ def loaded_rows(cursor) -> int | None:  # type: ignore[no-untyped-def]
 
 
 def _real_rows(start: datetime) -> list[tuple[str, np.ndarray, datetime]]:
-    """bench/store_real.py's stored sentences with their MiniLM vectors (none without the data)."""
-    import store_real
+    """bench/support/store_real.py's stored sentences with their MiniLM vectors (none without the data)."""
+    from . import store_real
 
     if not store_real.available():
         return []

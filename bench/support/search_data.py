@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from tokens_data import copy_tokens
+
+from .tokens_data import copy_tokens
 
 DIM = 384
 TOPIC_CENTRES = 50
@@ -25,7 +26,7 @@ CENTRES = 2000  # subtopics, 40 per topic
 SUBTOPIC_NOISE = 0.8  # subtopic around its topic: cosine ~0.78
 NOISE = 0.75  # row around its subtopic: cosine ~0.8
 TOPICS = 100  # each row one topic: a topic filter keeps ~1 % of a scope
-DATA_VERSION = 3  # 3: token rows (bench/tokens_data.py)
+DATA_VERSION = 3  # 3: token rows (bench/support/tokens_data.py)
 MODEL = "all-MiniLM-L6-v2"
 BENCH_TENANT = "bench-search"
 # Rebuilt after the load: one index build is far cheaper than a million incremental inserts.
