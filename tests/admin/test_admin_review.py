@@ -153,15 +153,23 @@ def test_undo_page_confirms_then_restores_and_reopens(reviewer):
     }
 
 
-def test_bulk_merge_action_merges_the_selected_clusters(reviewer):
+@pytest.mark.parametrize(
+    ("action", "message", "status", "pairs_kept_apart"),
+    [
+        ("bulk_merge", "Merged 2 cluster(s)", "merged", 0),
+        ("bulk_keep_apart", "Kept apart 2 cluster(s)", "kept_apart", 2),
+    ],
+)
+def test_bulk_actions_resolve_every_selected_cluster(reviewer, action, message, status, pairs_kept_apart):
     tenant = TenantFactory()
     first, _ = plant_cluster(tenant=tenant, texts=["likes tea", "likes tea a lot"], confidence=0.95)
     second, _ = plant_cluster(tenant=tenant, texts=["runs daily", "runs every day"], confidence=0.92)
     response = logged_in(reviewer).post(
-        QUEUE, {"action": "bulk_merge", "_selected_action": [first.pk, second.pk]}, follow=True
+        QUEUE, {"action": action, "_selected_action": [first.pk, second.pk]}, follow=True
     )
-    assert "Merged 2 cluster(s)" in response.content.decode()
-    assert {status_of(first), status_of(second)} == {"merged"}
+    assert message in response.content.decode()
+    assert {status_of(first), status_of(second)} == {status}
+    assert KeptApartPair.objects.filter(tenant=tenant).count() == pairs_kept_apart
 
 
 def test_staff_without_permission_can_neither_see_nor_resolve_clusters(staff_without_permission):
@@ -183,9 +191,12 @@ def test_view_only_staff_sees_the_cluster_but_cannot_decide(db):
     html = client.get(review_url(cluster)).content.decode()
     assert 'value="keep_apart"' not in html
     assert client.post(review_url(cluster), {"action": "keep_apart"}).status_code == 403
-    assert 'value="bulk_merge"' not in client.get(QUEUE).content.decode()
+    queue = client.get(QUEUE).content.decode()
+    assert 'value="bulk_merge"' not in queue and 'value="bulk_keep_apart"' not in queue
     client.post(QUEUE, {"action": "bulk_merge", "_selected_action": [cluster.pk]})
+    client.post(QUEUE, {"action": "bulk_keep_apart", "_selected_action": [cluster.pk]})
     assert status_of(cluster) == "pending"
+    assert not KeptApartPair.objects.exists()
 
 
 def test_non_staff_and_anonymous_users_are_sent_to_the_login_page(non_staff):

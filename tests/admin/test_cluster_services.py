@@ -4,11 +4,12 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from memory_app.errors import ApplicationError
-from memory_app.models import KeptApartPair, Memory, MemoryChange
+from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge
 from memory_app.services.review.clusters import (
     change_undo,
+    cluster_bulk_keep_apart,
     cluster_bulk_merge,
     cluster_keep_apart,
     cluster_mark_update,
@@ -124,9 +125,35 @@ def test_bulk_merge_merges_pending_clusters_and_skips_resolved_ones(staff):
     second, _ = plant_cluster(tenant=tenant, texts=["runs daily", "runs every day"], confidence=0.93)
     cluster_keep_apart(tenant=tenant, cluster_id=second.pk, actor=Actor.staff(staff))
     report = cluster_bulk_merge(tenant=tenant, cluster_ids=[first.pk, second.pk], actor=Actor.staff(staff))
-    assert [c.pk for c in report.merged] == [first.pk]
+    assert [c.pk for c in report.resolved] == [first.pk]
     assert report.skipped[0][0] == second.pk and "already resolved" in report.skipped[0][1]
     assert MemoryChange.objects.filter(tenant=tenant, actor_user=staff).count() == 1
+
+
+def test_bulk_keep_apart_records_every_pair_and_skips_resolved_clusters(staff):
+    tenant = TenantFactory()
+    first, (a, b, c) = plant_cluster(tenant=tenant, texts=["likes tea", "likes cats", "likes rain"])
+    second, _ = plant_cluster(tenant=tenant, texts=["runs daily", "runs every day"])
+    cluster_merge(tenant=tenant, cluster_id=second.pk, actor=Actor.staff(staff))
+    report = cluster_bulk_keep_apart(
+        tenant=tenant, cluster_ids=[first.pk, second.pk], actor=Actor.staff(staff)
+    )
+    assert [cl.pk for cl in report.resolved] == [first.pk]
+    assert report.skipped[0][0] == second.pk and "already resolved" in report.skipped[0][1]
+    assert DuplicateCluster.objects.get(pk=first.pk).status == "kept_apart"
+    assert KeptApartPair.objects.filter(tenant=tenant).count() == 3
+    assert set(Memory.objects.filter(pk__in=[a.pk, b.pk, c.pk]).values_list("status", flat=True)) == {
+        "active"
+    }
+
+
+def test_bulk_keep_apart_in_another_tenant_skips_my_clusters_as_not_found(staff):
+    mine, theirs = TenantFactory(), TenantFactory()
+    cluster, _ = plant_cluster(tenant=mine, texts=["m one", "m two"])
+    report = cluster_bulk_keep_apart(tenant=theirs, cluster_ids=[cluster.pk], actor=Actor.staff(staff))
+    assert report.resolved == [] and "not found" in report.skipped[0][1]
+    assert DuplicateCluster.objects.get(pk=cluster.pk).status == "pending"
+    assert not KeptApartPair.objects.exists()
 
 
 def test_another_tenant_cannot_resolve_my_cluster(staff):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -16,7 +17,7 @@ from memory_app.db_routing import run_read
 from memory_app.models import ClusterMember, DuplicateCluster
 from memory_app.models.review import ClusterStatus
 from memory_app.services.actors import Actor
-from memory_app.services.review.clusters import cluster_bulk_merge
+from memory_app.services.review.clusters import BulkReport, cluster_bulk_keep_apart, cluster_bulk_merge
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -88,7 +89,7 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
     search_help_text = "Search member texts, user id, namespace or the judge's reason."
     list_select_related = ["tenant"]
     list_per_page = 50
-    actions = ["bulk_merge"]
+    actions = ["bulk_merge", "bulk_keep_apart"]
     change_list_template = "admin/memory_app/duplicatecluster/change_list.html"
 
     def get_ordering(self, request: HttpRequest) -> list[Any]:
@@ -192,6 +193,20 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
         description="Merge selected clusters (keeps each cluster's longest text)", permissions=["change"]
     )
     def bulk_merge(self, request: HttpRequest, queryset: QuerySet[DuplicateCluster]) -> None:
+        self._bulk_resolve(request, queryset, cluster_bulk_merge, done="Merged")
+
+    @admin.action(description="Keep selected clusters apart (different facts)", permissions=["change"])
+    def bulk_keep_apart(self, request: HttpRequest, queryset: QuerySet[DuplicateCluster]) -> None:
+        self._bulk_resolve(request, queryset, cluster_bulk_keep_apart, done="Kept apart")
+
+    def _bulk_resolve(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[DuplicateCluster],
+        resolve: Callable[..., BulkReport],
+        *,
+        done: str,
+    ) -> None:
         if not self.has_change_permission(request):
             self.message_user(request, "You may not resolve clusters.", messages.ERROR)
             return
@@ -199,17 +214,17 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
         by_tenant: dict[Any, list[int]] = {}
         for cluster in queryset.select_related("tenant").only("pk", "tenant"):
             by_tenant.setdefault(cluster.tenant, []).append(cluster.pk)
-        merged, skipped = [], []
+        resolved, skipped = [], []
         for tenant, ids in by_tenant.items():
-            report = cluster_bulk_merge(tenant=tenant, cluster_ids=ids, actor=actor)
-            merged += report.merged
+            report = resolve(tenant=tenant, cluster_ids=ids, actor=actor)
+            resolved += report.resolved
             skipped += report.skipped
-        if merged:
+        if resolved:
             links = format_html_join(
                 ", ",
                 '<a href="{}">undo #{}</a>',
-                [(reverse("admin:memory_app_duplicatecluster_undo", args=[c.pk]), c.pk) for c in merged],
+                [(reverse("admin:memory_app_duplicatecluster_undo", args=[c.pk]), c.pk) for c in resolved],
             )
-            self.message_user(request, format_html("Merged {} cluster(s). {}", len(merged), links))
+            self.message_user(request, format_html("{} {} cluster(s). {}", done, len(resolved), links))
         for cluster_id, why in skipped:
             self.message_user(request, f"Cluster #{cluster_id} skipped: {why}", messages.WARNING)

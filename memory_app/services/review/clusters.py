@@ -1,4 +1,5 @@
-"""Resolving a review cluster: merge, keep apart, split, mark as update, bulk merge, and undo.
+"""Resolving a review cluster: merge, keep apart, split, mark as update, bulk merge or keep apart,
+and undo.
 
 Each resolution goes through the lineage services (so nothing is destroyed and every change can be
 undone), records who decided, and links the resulting changes to the cluster.
@@ -7,7 +8,7 @@ undone), records who decided, and links the resulting changes to the cluster.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -221,23 +222,37 @@ def cluster_mark_update(
 
 
 @dataclass
-class BulkMergeReport:
-    merged: list[DuplicateCluster] = field(default_factory=list)
+class BulkReport:
+    resolved: list[DuplicateCluster] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (cluster id, why)
 
 
-@transaction.atomic
-def cluster_bulk_merge(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor) -> BulkMergeReport:
-    """Merge each cluster with its most informative text. A cluster that cannot be merged (already
-    resolved, members changed) is skipped with its reason; the others still merge."""
-    report = BulkMergeReport()
+def _bulk(
+    resolve: Callable[..., DuplicateCluster], *, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor
+) -> BulkReport:
+    """`resolve` each cluster in its own savepoint: one that cannot be resolved (already resolved,
+    members changed) is skipped with its reason, and the others still are."""
+    report = BulkReport()
     for cluster_id in sorted(set(cluster_ids)):
         try:
             with transaction.atomic():
-                report.merged.append(cluster_merge(tenant=tenant, cluster_id=cluster_id, actor=actor))
+                report.resolved.append(resolve(tenant=tenant, cluster_id=cluster_id, actor=actor))
         except ApplicationError as exc:
             report.skipped.append((cluster_id, exc.message))
     return report
+
+
+@transaction.atomic
+def cluster_bulk_merge(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor) -> BulkReport:
+    """Merge each cluster with its most informative text."""
+    return _bulk(cluster_merge, tenant=tenant, cluster_ids=cluster_ids, actor=actor)
+
+
+@transaction.atomic
+def cluster_bulk_keep_apart(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor) -> BulkReport:
+    """Keep each cluster's members apart: an operator clearing a backlog of pairs that only share a
+    person or a topic (on LoCoMo streams most queued pairs are different facts about one person)."""
+    return _bulk(cluster_keep_apart, tenant=tenant, cluster_ids=cluster_ids, actor=actor)
 
 
 @transaction.atomic
