@@ -140,8 +140,12 @@ def evaluate_stream(
     scope: str,
     judge: str | None = None,
     progress: Progress = _no_progress,
+    examples: int = 25,
 ) -> dict[str, Any]:
     """Both passes (dedup on, dedup off) in scratch tenants that are deleted afterwards, even on error.
+
+    `examples`: how many merges and supersedes the report quotes, both texts each (`merges`); 0
+    for a held-out check, whose examples must not be read.
 
     With the LLM judge, one instance serves the whole run (the store would make one per item) so
     the report can say how often it fell back to the offline judge.
@@ -204,7 +208,7 @@ def evaluate_stream(
         report.update({f"{key}_no_dedup": value for key, value in plain_recall.items()})
         if llm is not None:
             report.update(llm_calls=llm.calls, llm_fallbacks=llm.fallbacks)
-        report["merges"] = merge_examples(dedup, facts)
+        report["merges"] = merge_examples(dedup, facts, limit=examples) if examples else []
     finally:
         for tenant in tenants:
             tenant.delete()

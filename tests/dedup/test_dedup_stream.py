@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -74,6 +75,47 @@ def test_stream_evaluation_reports_outcome_shares_and_recall(tmp_path, scope):
     # Without dedup every answer is one of two dozen short facts the question almost repeats.
     assert report["recall_at_10_no_dedup"] == 1.0
     assert Tenant.objects.count() == tenants_before  # the scratch tenants are gone
+
+
+def refining_stream(path: Path) -> Path:
+    """One speaker who says a fact and then the same fact with more detail (a refine: merged)."""
+    facts = [
+        ["Dee plays the guitar in a jazz band.", "D1:1"],
+        ["Dee plays the guitar in a jazz band every Friday night.", "D1:2"],
+    ]
+    sample = {
+        "conversation": {
+            "speaker_a": "Dee",
+            "speaker_b": "Max",
+            "session_1_date_time": "1:56 pm on 1 May, 2023",
+            "session_1": [{"speaker": "Dee", "dia_id": ids, "text": text} for text, ids in facts],
+        },
+        "observation": {"session_1_observation": {"Dee": facts}},
+        "qa": [{"question": "When does Dee play?", "evidence": ["D1:2"], "category": 1, "answer": "-"}],
+    }
+    path.write_text(json.dumps([sample]))
+    return path
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("examples", "quoted"), [("25", 1), ("0", 0)])
+def test_a_held_out_check_can_leave_the_merge_examples_out(tmp_path, examples, quoted):
+    path = refining_stream(tmp_path / "locomo.json")
+    out = io.StringIO()
+    call_command(
+        "evaluate_dedup",
+        "--stream",
+        str(path),
+        "--conversations",
+        "0",
+        "--examples",
+        examples,
+        "--json",
+        stdout=out,
+    )
+    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert report["outcomes"]["merged_into"] == 1
+    assert len(report["merges"]) == quoted
 
 
 @pytest.mark.django_db

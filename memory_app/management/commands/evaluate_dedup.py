@@ -51,6 +51,13 @@ class Command(BaseCommand):
             "--source", choices=SOURCES, default="observations", help="stream: what is stored"
         )
         parser.add_argument("--judge", choices=["offline", "llm"], default="offline")
+        parser.add_argument(
+            "--examples",
+            type=int,
+            default=25,
+            help="stream: merges quoted with both texts in the JSON (default 25; 0 for a held-out "
+            "check such as conversations 5-9, whose examples are not to be read)",
+        )
         parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -83,6 +90,8 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {exc}") from exc
         if not facts:
             raise CommandError(f"{path} holds no {options['source']} for conversations {conversations}")
+        if options["examples"] < 0:
+            raise CommandError("--examples must be 0 or more")
 
         def progress(items: Any, label: str) -> Any:
             return tqdm(items, desc=label, unit="item", disable=None)
@@ -95,6 +104,7 @@ class Command(BaseCommand):
             scope=options["scope"],
             judge=options["judge"],
             progress=progress,
+            examples=options["examples"],
         )
         report.update(
             {
