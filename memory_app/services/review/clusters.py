@@ -250,8 +250,8 @@ def cluster_bulk_merge(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Act
 
 @transaction.atomic
 def cluster_bulk_keep_apart(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor) -> BulkReport:
-    """Keep each cluster's members apart: an operator clearing a backlog of pairs that only share a
-    person or a topic (on LoCoMo streams most queued pairs are different facts about one person)."""
+    """Keep each cluster's members apart: an operator clearing a page of pairs that only share a
+    person or a topic, each pair recorded so it is never suggested again."""
     return _bulk(cluster_keep_apart, tenant=tenant, cluster_ids=cluster_ids, actor=actor)
 
 
