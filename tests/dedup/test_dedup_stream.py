@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from memory_app.evaluation.stream import load_stream, parse_conversations, user_of
 from memory_app.models import Tenant
-from tests.factories.stream import FACTS, locomo_file
+from tests.factories.stream import FACTS, locomo_file, stream_report
 
 
 def test_conversation_ranges_are_parsed():
@@ -47,19 +47,7 @@ def test_stream_keeps_the_file_order_and_every_evidence_id(tmp_path):
 def test_stream_evaluation_reports_outcome_shares_and_recall(tmp_path, scope):
     path = locomo_file(tmp_path / "locomo.json")
     tenants_before = Tenant.objects.count()
-    out = io.StringIO()
-    call_command(
-        "evaluate_dedup",
-        "--stream",
-        str(path),
-        "--conversations",
-        "0-1",
-        "--scope",
-        scope,
-        "--json",
-        stdout=out,
-    )
-    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    report = stream_report(path, "--conversations", "0-1", "--scope", scope)
 
     assert report["facts"] == FACTS and report["questions"] == 9
     shares = report["outcome_shares"]
@@ -101,19 +89,7 @@ def refining_stream(path: Path) -> Path:
 @pytest.mark.parametrize(("examples", "quoted"), [("25", 1), ("0", 0)])
 def test_a_held_out_check_can_leave_the_merge_examples_out(tmp_path, examples, quoted):
     path = refining_stream(tmp_path / "locomo.json")
-    out = io.StringIO()
-    call_command(
-        "evaluate_dedup",
-        "--stream",
-        str(path),
-        "--conversations",
-        "0",
-        "--examples",
-        examples,
-        "--json",
-        stdout=out,
-    )
-    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    report = stream_report(path, "--conversations", "0", "--examples", examples)
     assert report["outcomes"]["merged_into"] == 1
     assert len(report["merges"]) == quoted
 

@@ -1,10 +1,14 @@
 """A small LoCoMo-shaped file (conversations with `observation` facts, turns and questions) for the
-stream evaluation's tests."""
+stream evaluation's tests, and the report `evaluate_dedup --stream` gives on such a file."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
 
 # Two conversations of different facts about each speaker, told over three sessions. Two facts are
 # repeated word for word in a later session: those must come back as duplicate_of, whatever the judge.
@@ -114,3 +118,10 @@ def locomo_file(path: Path) -> Path:
         ]
     path.write_text(json.dumps(samples))
     return path
+
+
+def stream_report(path: Path, *options: str) -> dict[str, Any]:
+    """`evaluate_dedup --stream PATH OPTIONS --json`'s report: the last line of its output."""
+    out = io.StringIO()
+    call_command("evaluate_dedup", "--stream", str(path), *options, "--json", stdout=out)
+    return json.loads(out.getvalue().strip().splitlines()[-1])

@@ -3,7 +3,6 @@ hosted model and two local servers send), stubbed at the HTTP boundary with resp
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -11,7 +10,6 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
-from django.core.management import call_command
 
 from memory_app.judge import JudgeItem
 from memory_app.judge.llm import LLMJudge
@@ -20,7 +18,7 @@ from memory_app.services.store.types import MemoryInput, StoreOptions
 from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories.store import at_distance
-from tests.factories.stream import FACTS, locomo_file
+from tests.factories.stream import FACTS, locomo_file, stream_report
 
 DATA = Path(__file__).parents[1] / "data" / "llm_judge"
 URL = "http://llm.test/v1/chat/completions"
@@ -149,20 +147,7 @@ def _all_distinct(request: httpx.Request) -> httpx.Response:
 @pytest.mark.django_db
 def test_the_stream_evaluation_runs_with_the_llm_judge(llm_settings, openai_api, tmp_path):
     openai_api.post(URL).mock(side_effect=_all_distinct)
-    out = io.StringIO()
-    path = locomo_file(tmp_path / "locomo.json")
-    call_command(
-        "evaluate_dedup",
-        "--stream",
-        str(path),
-        "--conversations",
-        "0-1",
-        "--judge",
-        "llm",
-        "--json",
-        stdout=out,
-    )
-    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    report = stream_report(locomo_file(tmp_path / "locomo.json"), "--conversations", "0-1", "--judge", "llm")
     assert report["judge"] == "llm" and report["llm_fallbacks"] == 0 and report["llm_calls"] > 0
     # Every new fact is distinct, so only the two word-for-word repeats are not created.
     assert report["outcomes"] == {
