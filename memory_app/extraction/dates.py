@@ -184,14 +184,15 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
     # dateparser takes ~1 s to import: only for texts that carry a date
     from dateparser.search import search_dates
 
-    settings = {"RELATIVE_BASE": _naive_utc(base), "PREFER_DATES_FROM": "past"}
+    relative = _naive_utc(base)
+    settings = {"RELATIVE_BASE": relative, "PREFER_DATES_FROM": "past"}
     # Searched phrase by phrase: dateparser's search misses a date that opens a longer sentence
     # ("Last week, someone wrote me" finds nothing; "Last week" alone is found).
     for fragment in _FRAGMENT.split(text):
         if not fragment.strip():
             continue
         try:
-            searchable, made = _searchable(fragment, _naive_utc(base).date())
+            searchable, made = _searchable(fragment, relative.date())
             found = search_dates(searchable, languages=["en"], settings=settings)
         except Exception as exc:  # a parser failure costs the date, never the message
             logger.warning("date search failed: %s", exc)
