@@ -21,10 +21,7 @@ import time
 
 import django
 import numpy as np
-from support import (
-    benchenv,
-    store_data,
-)
+from support import benchenv, store_data
 from support.benchdb import log
 
 RESULTS = benchenv.ROOT / "bench" / "results" / "context.json"

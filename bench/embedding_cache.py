@@ -29,10 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import django
 import numpy as np
-from support import (
-    benchenv,
-    embedding_data,
-)
+from support import benchenv, embedding_data
 from support.benchdb import log, use_database
 
 ROOT = benchenv.ROOT

@@ -21,10 +21,7 @@ from dataclasses import dataclass
 
 import django
 import numpy as np
-from support import (
-    benchenv,
-    search_data,
-)
+from support import benchenv, search_data
 from support.benchdb import log, use_database
 
 ROOT = benchenv.ROOT

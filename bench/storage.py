@@ -23,10 +23,7 @@ import os
 import time
 
 import django
-from support import (
-    benchenv,
-    store_data,
-)
+from support import benchenv, store_data
 from support.benchdb import log
 
 ROOT = benchenv.ROOT

@@ -24,11 +24,7 @@ from collections.abc import Iterator
 
 import django
 import numpy as np
-from support import (
-    benchenv,
-    store_data,
-    store_real,
-)
+from support import benchenv, store_data, store_real
 from support.benchdb import log
 
 ROOT = benchenv.ROOT
