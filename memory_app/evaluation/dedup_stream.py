@@ -26,6 +26,7 @@ from memory_app.evaluation.locomo import Question
 from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
 from memory_app.judge.base import RelationJudge
 from memory_app.judge.llm import LLMJudge
+from memory_app.judge.merge import lost_facts
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
@@ -208,11 +209,28 @@ def evaluate_stream(
         report.update({f"{key}_no_dedup": value for key, value in plain_recall.items()})
         if llm is not None:
             report.update(llm_calls=llm.calls, llm_fallbacks=llm.fallbacks)
+        report["lossy_merges"] = lossy_merges(dedup, facts)
         report["merges"] = merge_examples(dedup, facts, limit=examples) if examples else []
     finally:
         for tenant in tenants:
             tenant.delete()
     return report
+
+
+def lossy_merges(run: StreamRun, facts: list[StreamFact]) -> int:
+    """How many merges of the run kept a text that drops a word, name or number of one of its
+    sources (`judge.merge.lost_facts`): the store path refuses such merges, so this counts 0
+    unless a merge slipped past that check."""
+    merged = [(f, o) for f, o in zip(facts, run.outcomes, strict=True) if o.outcome == "merged_into"]
+    ids = {o.memory_id for _, o in merged} | {i for _, o in merged for i in o.related_ids}
+    texts = dict(Memory.objects.filter(tenant=run.tenant, pk__in=ids).values_list("id", "text"))
+    return sum(
+        any(
+            lost_facts(texts.get(o.memory_id, ""), source)
+            for source in [f.text, *(texts.get(i, "") for i in o.related_ids)]
+        )
+        for f, o in merged
+    )
 
 
 def merge_examples(run: StreamRun, facts: list[StreamFact], limit: int = 25) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from memory_app.evaluation.dedup import dedup_metrics, load_pairs
 from memory_app.models import Memory, Tenant
@@ -99,3 +100,48 @@ def test_no_update_or_distinct_pair_of_a_sample_of_the_dev_set_is_merged():
     report = json.loads(out.getvalue().strip().splitlines()[-1])
     assert report["pairs"] == len(pairs) >= 20
     assert report["false_merge_rate"] == 0.0
+
+
+_SCENARIOS = [
+    {
+        "id": "t-ids",
+        "family": "numbered_ids",
+        "expect": "keep_all",
+        "texts": ["Bus 42 goes to the airport.", "Bus 45 goes to the stadium."],
+    },
+    {
+        "id": "t-para",
+        "family": "paraphrase",
+        "expect": "collapse",
+        "texts": ["Lena is a pilot at Lufthansa.", "Lena works as a pilot at Lufthansa."],
+    },
+    {
+        "id": "t-move",
+        "family": "state_change",
+        "expect": "update",
+        "texts": ["Kofi lives in Accra.", "Kofi relocated to Lagos in spring."],
+    },
+]
+
+
+@pytest.mark.django_db
+def test_evaluate_dedup_scenarios_reports_each_expectation_and_removes_its_scratch_tenant(tmp_path):
+    path = tmp_path / "scenarios.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in _SCENARIOS) + "\n")
+    tenants_before = Tenant.objects.count()
+    out = io.StringIO()
+    call_command("evaluate_dedup", "--scenarios", str(path), "--json", stdout=out)
+    report = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert report["scenarios"] == 3
+    assert report["groups"]["expect:keep_all"] == {"scenarios": 1, "handled": 1.0, "acted": 1.0}
+    assert report["groups"]["expect:collapse"]["acted"] == 1.0
+    assert report["groups"]["expect:update"]["acted"] == 1.0
+    assert report["failures"] == []
+    assert Tenant.objects.count() == tenants_before
+
+
+def test_a_scenario_file_with_an_unknown_expectation_is_refused(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "x", "family": "f", "expect": "merge_all", "texts": ["a", "b"]}) + "\n")
+    with pytest.raises(CommandError, match="unknown expect"):
+        call_command("evaluate_dedup", "--scenarios", str(path))

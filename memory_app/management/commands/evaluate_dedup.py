@@ -16,6 +16,7 @@ from memory_app.evaluation.dedup import (
     load_pairs,
 )
 from memory_app.evaluation.dedup_stream import OUTCOMES, evaluate_stream
+from memory_app.evaluation.scenarios import load_scenarios, run_scenarios
 from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
 
 RATES = (
@@ -41,6 +42,9 @@ class Command(BaseCommand):
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--pairs", help="JSONL with id, existing, new, label")
         source.add_argument("--stream", help="a LoCoMo file (locomo10.json): store its facts in order")
+        source.add_argument(
+            "--scenarios", help="JSONL with id, family, expect, texts: store each sequence for a fresh user"
+        )
         parser.add_argument(
             "--conversations",
             default="0-4",
@@ -63,6 +67,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["stream"]:
             self._stream(options)
+            return
+        if options["scenarios"]:
+            self._scenarios(options)
             return
         path = Path(options["pairs"])
         if not path.exists():
@@ -123,11 +130,36 @@ class Command(BaseCommand):
                 f"  {name:<20}{report['outcomes'][name]:>6}{report['outcome_shares'][name]:>9.1%}"
             )
         self.stdout.write(f"  still active        {report['active_share']:>15.1%}")
+        self.stdout.write(f"  merges that drop a word of a source: {report['lossy_merges']}")
         self.stdout.write(
             f"recall over {report['questions']} questions: "
             f"@5 {report['recall_at_5']:.3f} / {report['recall_at_5_no_dedup']:.3f} without dedup, "
             f"@10 {report['recall_at_10']:.3f} / {report['recall_at_10_no_dedup']:.3f} without dedup"
         )
+        if options["json"]:
+            self.stdout.write(json.dumps(report, sort_keys=True))
+
+    def _scenarios(self, options: dict[str, Any]) -> None:
+        path = Path(options["scenarios"])
+        if not path.exists():
+            raise CommandError(f"{path} does not exist")
+        try:
+            scenarios = load_scenarios(path)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        if not scenarios:
+            raise CommandError(f"{path} holds no scenarios")
+        report = run_scenarios(scenarios=scenarios, judge=options["judge"])
+        report.update({"file": str(path), "judge": options["judge"]})
+        self.stdout.write(
+            f"{report['scenarios']} scenarios, judge {report['judge']}, {report['ms_per_scenario']} ms each"
+        )
+        self.stdout.write(f"{'group':<28}{'n':>4}{'handled':>10}{'acted':>8}")
+        for name, row in report["groups"].items():
+            self.stdout.write(f"{name:<28}{row['scenarios']:>4}{row['handled']:>10.3f}{row['acted']:>8.3f}")
+        self.stdout.write("acted: kept without review (keep_all), merged (collapse), superseded (update)")
+        for failure in report["failures"]:
+            self.stdout.write(f"  {failure['id']} {failure['family']}: {failure['outcomes']}")
         if options["json"]:
             self.stdout.write(json.dumps(report, sort_keys=True))
 
