@@ -34,6 +34,8 @@ class Judgement:
     merged_text: str | None = None
     judge: str = "offline"
     reason: str = ""
+    # Why another judge than the one asked for gave this verdict ("" when it was the one asked).
+    fallback: str = ""
 
 
 class RelationJudge(Protocol):

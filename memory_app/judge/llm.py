@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
 from typing import Any
 
 from memory_app.conf import judge_config, llm_config
@@ -115,7 +116,11 @@ def checked_merges(
     checked = []
     for candidate, judgement in zip(candidates, judgements, strict=True):
         merged = judgement.merged_text
-        lost = lost_facts(merged, new.text) + lost_facts(merged, candidate.text) if merged else []
+        lost = (
+            lost_facts(merged, new.text, words=False) + lost_facts(merged, candidate.text, words=False)
+            if merged
+            else []
+        )
         if lost:
             log.info("LLM merged text drops %s; judged distinct", ", ".join(lost))
             judgement = Judgement(
@@ -181,12 +186,15 @@ class LLMJudge:
         llm = llm_config()
         if not llm.model or not (llm.api_key or llm.base_url):
             log.warning("LLM judge requested but LLM_MODEL/OPENAI_API_KEY unset; using the offline judge")
-            self.fallbacks += 1
-            return self.fallback.judge(new, candidates)
+            return self._fall_back(new, candidates, "no LLM is configured (LLM_MODEL, OPENAI_API_KEY)")
         try:
             judgements = parse_judgements(self._ask(new, candidates), len(candidates))
         except Exception as exc:  # any transport, API or parse failure degrades to the offline judge
             log.warning("LLM judge failed (%s: %s); using the offline judge", type(exc).__name__, exc)
-            self.fallbacks += 1
-            return self.fallback.judge(new, candidates)
+            return self._fall_back(new, candidates, f"the LLM judge failed ({type(exc).__name__})")
         return checked_merges(new, candidates, judgements)
+
+    def _fall_back(self, new: JudgeItem, candidates: list[JudgeItem], why: str) -> list[Judgement]:
+        self.fallbacks += 1
+        note = f"{why}; the offline judge decided"
+        return [replace(j, fallback=note) for j in self.fallback.judge(new, candidates)]

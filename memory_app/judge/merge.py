@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from memory_app.judge.signals import lexicon, quantities
 from memory_app.judge.signals import text_norm as tn
+from memory_app.judge.signals.features import same_word
 
 
 def information(text: str) -> int:
@@ -60,10 +61,25 @@ def _name_kept(name: str, kept: str) -> bool:
     return False
 
 
-def lost_facts(kept: str, source: str) -> list[str]:
-    """The numbers, amounts and names of `source` that `kept` does not state (empty: nothing is
-    lost). An amount counts as kept in any notation ("$1,800" / "1800 dollars"), and so do the
-    words it is written with ("Celsius" in "100 degrees Celsius" when `kept` says "100°C")."""
+def lost_words(kept: str, source: str) -> list[str]:
+    """The content words of `source` that `kept` states neither exactly, by stem, by a spelling or
+    short form, nor by a listed synonym (`same_word`). Token-vector
+    similarity does not count here: a merge keeps a text, and that text must say every word."""
+    kept_words = tn.content_words(kept)
+    lost = []
+    for word in sorted(tn.content_words(source) - kept_words):
+        if any(same_word(word, other) for other in kept_words):
+            continue
+        lost.append(word)
+    return lost
+
+
+def lost_facts(kept: str, source: str, *, words: bool = True) -> list[str]:
+    """The numbers, amounts, names and content words of `source` that `kept` does not state
+    (empty: nothing is lost). An amount counts as kept in any notation ("$1,800" / "1800
+    dollars"), and so do the words it is written with ("Celsius" in "100 degrees Celsius" when
+    `kept` says "100°C"). `words=False` checks numbers, amounts and names only: for a text the
+    LLM judge wrote, which restates words by meaning and vouches for them."""
     numbers = tn.numbers(source) - tn.numbers(kept)
     lost = [f"{n:g}" for n in sorted(numbers)]
     kept_amounts = quantities.quantities(kept)
@@ -76,7 +92,23 @@ def lost_facts(kept: str, source: str) -> list[str]:
         for name in names(source)
         if not _name_kept(name, kept) and not _inside_amount(name, source, written)
     )
+    if not words:
+        return lost
+    named = {tn.stem(name.casefold()) for name in names(source)}
+    lost += [
+        word
+        for word in lost_words(kept, source)
+        if word not in named and not _amount_word(word, written, source)
+    ]
     return lost
+
+
+def _amount_word(word: str, amounts: Sequence[tuple[int, int]], text: str) -> bool:
+    """A unit or currency word of an amount the kept text states in another notation."""
+    for match in _WORD.finditer(text):
+        if tn.stem(match.group(0).casefold()) == word and any(lo <= match.start() < hi for lo, hi in amounts):
+            return True
+    return False
 
 
 def _inside_amount(name: str, text: str, amounts: Sequence[tuple[int, int]]) -> bool:
@@ -85,14 +117,14 @@ def _inside_amount(name: str, text: str, amounts: Sequence[tuple[int, int]]) -> 
     return bool(found) and all(any(lo <= at < hi for lo, hi in amounts) for at in found)
 
 
-def keeps_everything(kept: str, sources: Sequence[str]) -> bool:
+def keeps_everything(kept: str, sources: Sequence[str], *, words: bool = True) -> bool:
     """Whether one text can stand for all `sources`: it states every number and name each states.
 
     The relation judge has already said the texts state the same thing (duplicate) or that one adds
     detail to the other (refine); this is the check a merge makes on the text it keeps, so that no
     merge drops a value or a name even when the verdict was wrong about the wording.
     """
-    return all(not lost_facts(kept, source) for source in sources)
+    return all(not lost_facts(kept, source, words=words) for source in sources)
 
 
 def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> bool:
@@ -113,7 +145,7 @@ def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = 
     text for a refinement; for a duplicate `merge_text`'s choice, or the other text when only that
     one keeps everything both state.
     """
-    if proposed and keeps_everything(proposed, [old, new]):
+    if proposed and keeps_everything(proposed, [old, new], words=False):
         return proposed
     if relation == "refine":
         return new if stands_for(new, old, relation=relation, kept_refines=True) else None

@@ -14,7 +14,7 @@ import numpy as np
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.calibration.params import Calibration, load_calibration
 from memory_app.judge.policy import DISTINCT_SURE, acts_on
-from memory_app.judge.signals import gate, quantities, reach
+from memory_app.judge.signals import gate, quantities, reach, relations
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.alignment import token_encoder
 from memory_app.judge.signals.features import (
@@ -29,6 +29,7 @@ from memory_app.judge.signals.features import (
 SURE = 0.99
 LIKELY = 0.75
 FRAME_SWAP = "a phrase exchanged in the same frame"
+ORDER_CHANGED = "same words in another order"
 
 
 def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
@@ -75,7 +76,7 @@ def vetoed(facts: PairFacts) -> str:
     if facts.single_swap:
         return "one word exchanged"
     if facts.order_changed:
-        return "same words in another order"
+        return ORDER_CHANGED
     if facts.frame_swap:
         return FRAME_SWAP
     if facts.foreign_names:
@@ -94,6 +95,15 @@ def judge_pair(
     if unreadable:
         # Stored as is: not a merge (no evidence) and not a review (nothing a person should check).
         return Judgement("distinct", SURE, reason=unreadable)
+    another = (
+        relations.other_item(old, new)
+        or relations.other_occasion(old, new)
+        or relations.other_subject(old, new)
+        or relations.antonym_and_swap(old, new)
+    )
+    if another:
+        # Two facts both true (another item, occasion or subject): stored, and nothing to review.
+        return Judgement("distinct", SURE, reason=another)
     same_amounts = quantities.quantities(old) == quantities.quantities(new)
     old_read, new_read = quantities.canonical(old), quantities.canonical(new)
     same_symbols = reach.symbols(old_read) == reach.symbols(new_read)
@@ -104,15 +114,20 @@ def judge_pair(
         return Judgement("duplicate", SURE, reason="same words but for articles")
     facts = pair_facts(old, new, distance)
     veto = vetoed(facts)
+    if veto == ORDER_CHANGED and relations.moved_phrase(old, new):
+        veto = ""
     other_subject = facts.person_change or facts.possessor_change
     # A changed value in the same frame (same words, a different number or a stated change).
     changed_value = facts.number_conflict or facts.calendar_swap or facts.change_marker
     if not other_subject and facts.jaccard >= 0.5 and changed_value:
         # Sure only when nothing but numbers and change words differ; "the 8:05 train to work" vs
         # "the 5:40 train home" differs in a word too, and may be another fact.
-        same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS)
+        same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS - relations.VALUE_CHANGE)
         confidence = SURE if same_frame else LIKELY
         return Judgement("update", confidence, reason=veto)
+    change = None if other_subject else relations.state_change(old, new)
+    if change is not None:
+        return Judgement("update", SURE if change.sure else LIKELY, reason=change.reason)
     if facts.new_contains_old and not veto and not facts.name_swap:
         return Judgement("refine", SURE if distance is not None else LIKELY, reason="adds detail")
     slot_update = bool(veto) and facts.slot_swap and not other_subject

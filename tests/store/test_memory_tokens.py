@@ -35,7 +35,7 @@ pytestmark = pytest.mark.django_db
 
 # A paraphrase the judge can only tell by reading the word alignment (checked below), and merges.
 OLD = "Caroline is thinking about adopting a child"
-NEW = "Caroline is considering adopting a kid"
+NEW = "Caroline is thinking about adopting a kid"
 PAIRS = [
     (OLD, NEW),
     ("Jon lost his job as a banker", "Jon was laid off from his banking job"),

@@ -63,6 +63,10 @@ class Alignment:
     cover_new: float
     worst: float
     unmatched: int = 0
+    # The same count per side: words of both sides without a counterpart mean each text states
+    # something the other does not (two facts), words of one side only that it adds detail.
+    unmatched_old: int = 0
+    unmatched_new: int = 0
 
     @property
     def cover_min(self) -> float:
@@ -130,12 +134,19 @@ def coverage(a: TextTokens, b: TextTokens) -> np.ndarray:
 
 
 def align(old: TextTokens, new: TextTokens) -> Alignment:
-    old_cover, new_cover = coverage(old, new), coverage(new, old)
+    return alignment_of(coverage(old, new), coverage(new, old))
+
+
+def alignment_of(old_cover: np.ndarray, new_cover: np.ndarray) -> Alignment:
+    """The Alignment of two sides' per-word best-counterpart similarities."""
+    unmatched_old, unmatched_new = int((old_cover < MATCHED).sum()), int((new_cover < MATCHED).sum())
     return Alignment(
         cover_old=float(old_cover.mean()),
         cover_new=float(new_cover.mean()),
         worst=float(min(old_cover.min(), new_cover.min())),
-        unmatched=int((old_cover < MATCHED).sum() + (new_cover < MATCHED).sum()),
+        unmatched=unmatched_old + unmatched_new,
+        unmatched_old=unmatched_old,
+        unmatched_new=unmatched_new,
     )
 
 

@@ -15,8 +15,8 @@ import numpy as np
 from memory_app.judge.signals import gate, quantities, reach
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.alignment import (
-    MATCHED,
     Alignment,
+    alignment_of,
     content_spans,
     coverage,
     spelled,
@@ -430,7 +430,10 @@ def short_form(short: str, long: str) -> bool:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Two words (or stems) taken as one: a shared root, a spelling slip or a short form."""
+    """Two words (or stems) taken as one: a shared root, a listed synonym, a spelling slip or a
+    short form."""
+    if b in tn.SYNONYMS.get(a, frozenset()):
+        return True
     return tn.same_root(a, b) or spelling_variant(a, b) or short_form(a, b) or short_form(b, a)
 
 
@@ -597,9 +600,4 @@ def lexical_alignment(old: str, new: str) -> Alignment:
     # coverage() of a text without content words is a single 1.0, which nothing here can raise.
     for cover, indices in ((old_cover, old_own | old_spelled), (new_cover, new_own | new_spelled)):
         cover[[i for i in indices if i < len(cover)]] = 1.0
-    return Alignment(
-        cover_old=float(old_cover.mean()),
-        cover_new=float(new_cover.mean()),
-        worst=float(min(old_cover.min(), new_cover.min())),
-        unmatched=int((old_cover < MATCHED).sum() + (new_cover < MATCHED).sum()),
-    )
+    return alignment_of(old_cover, new_cover)

@@ -217,3 +217,43 @@ TIME_MARKERS_WORDS = words(
 )
 
 NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis", "anti")
+
+# English irregular past forms (the regular ones end in -ed): how the judge tells a narrated event
+# ("ran 5 km on Monday") from a state or a schedule ("runs on Mondays").
+IRREGULAR_PAST = frozenset(
+    words(
+        """ran went saw met took ate drank bought flew gave got had made came drove wrote won lost spent
+    sent paid told found began swam sang rode broke chose fell felt kept left led read sold sat stood
+    thought taught brought caught held heard built lent meant slept spoke stole struck threw wore
+    woke understood forgot became did was were hit put cut shut set let beat bit blew drew grew knew
+    hung lay rang rose shook shot sank slid spun sprang stuck stung swore swept tore"""
+    )
+)
+
+# Words a merged text may state for one another: the merge check (judge/merge.py) accepts a source's
+# word when the kept text has it, its stem, or a word of its group here. Each group is one meaning
+# worded in everyday ways; a group never joins words that state different facts (like / love do
+# not join: intensity is a detail a person may want kept).
+SYNONYM_GROUPS = (
+    "named called",
+    "favourite favorite preferred",
+    "job occupation profession",
+    "kid child children kids",
+    "car automobile",
+    "buy purchase bought purchased",
+    "begin start started began",
+    "big large",
+    "small little",
+    "home house",
+    "ill sick",
+    "mom mother",
+    "dad father",
+    "doctor physician",
+    "film movie",
+    "often frequently",
+    "reside live",
+    "work employed",
+    "colour color",
+    "trip journey",
+    "gift present",
+)

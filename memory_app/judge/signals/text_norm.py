@@ -196,6 +196,19 @@ UNITS = frozenset(stem(w) for w in lexicon.UNITS_WORDS)
 TIME_MARKERS = frozenset(stem(w) for w in lexicon.TIME_MARKERS_WORDS if w not in STOPWORDS)
 
 
+def _synonym_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for group in lexicon.SYNONYM_GROUPS:
+        members = {stem(w) for w in group.split()}
+        for member in members:
+            table.setdefault(member, set()).update(members)
+    return {word: frozenset(members) for word, members in table.items()}
+
+
+# Stem -> the stems of its listed synonyms (lexicon.SYNONYM_GROUPS), itself included.
+SYNONYMS = _synonym_table()
+
+
 def morphological_negation(a: frozenset[str], b: frozenset[str]) -> bool:
     """One side has a word the other has with a negating prefix: fiction/nonfiction, able/unable.
 

@@ -117,7 +117,7 @@ def _merge_plan(
     """
     sources = [anchor.text, *(m.text for m, _ in merge)]
     proposed = next((j.merged_text for _, j in merge if j.merged_text), None)
-    if proposed and keeps_everything(proposed, sources):
+    if proposed and keeps_everything(proposed, sources, words=False):
         return proposed, merge, []
     refines = any(j.relation == "refine" for _, j in merge)
     for kept in [anchor.text] if refines else [merge_text(sources), anchor.text]:
