@@ -89,6 +89,11 @@ class ClusterMember(models.Model):
         return f"memory {self.memory_id} in cluster {self.cluster_id}"
 
 
+# A cluster's verdict when its texts differ in a sign, number, name or negation (its reason names
+# the difference): no confidence, and bulk merge refuses it.
+DIFFERS = "differs"
+
+
 class KeptApartPair(models.Model):
     """Two memories a reviewer declared different: never suggested as duplicates again."""
 

@@ -284,7 +284,9 @@ def test_a_merge_that_would_lose_a_name_or_a_number_queues_the_pair_instead(old,
         new,
     }
     cluster = DuplicateCluster.objects.get(pk=out.cluster_id)
-    assert "would lose" in cluster.reason
+    # The hard difference is the reason shown, not the judge's duplicate confidence.
+    assert cluster.reason in ("differs in names: Rex / Bo", "differs in numbers: 5 / 10")
+    assert cluster.verdict == "differs" and cluster.confidence is None
 
 
 def test_a_judge_merged_text_that_drops_a_fact_is_not_kept():

@@ -175,7 +175,10 @@ class DuplicateClusterAdmin(ClusterReviewViews, admin.ModelAdmin):
     @admin.display(description="judge verdict", ordering="verdict")
     def verdict_badge(self, obj: DuplicateCluster) -> str:
         verdict = obj.verdict or "unsure"
-        return format_html('<span class="verdict verdict-{}">{}</span>', verdict, verdict)
+        # The reason on hover: for a "differs" verdict it names the sign, number or name at stake.
+        return format_html(
+            '<span class="verdict verdict-{}" title="{}">{}</span>', verdict, obj.reason, verdict
+        )
 
     @admin.display(description="confidence", ordering="confidence")
     def confidence_display(self, obj: DuplicateCluster) -> str:

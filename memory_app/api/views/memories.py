@@ -96,7 +96,7 @@ def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, An
                 **o.__dict__,
                 "related_ids": list(o.related_ids),
                 "memory": memories.get(o.memory_id),
-                "warnings": [EMBEDDING_PENDING_WARNING] if o.embedding_pending else [],
+                "warnings": ([EMBEDDING_PENDING_WARNING] if o.embedding_pending else []) + list(o.warnings),
             },
         )
         for o in outcomes

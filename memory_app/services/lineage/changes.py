@@ -7,6 +7,7 @@ import datetime as dt
 import uuid
 from collections.abc import Sequence
 from decimal import Decimal
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
+from memory_app.services.review.queue import pairs_keep_apart
 from memory_app.services.store.memories import memory_build
 from memory_app.services.store.tokens import memory_tokens_rows
 
@@ -292,7 +294,9 @@ def _restore_value(field_name: str, value: Any) -> Any:
 def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = None) -> MemoryChange:
     """Put the sources back exactly as they were; a merge's result row is retired (status deleted).
 
-    Changes are undone newest first: a result that a later change consumed must be freed first.
+    Undoing a merge is a decision: its sources are recorded as kept apart, so no later store or
+    compaction merges them again until a person does. Changes are undone newest first: a result
+    that a later change consumed must be freed first.
     """
     actor = actor or Actor.system()
     change = MemoryChange.objects.select_for_update().filter(tenant=tenant, pk=change_id).first()
@@ -312,9 +316,13 @@ def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = 
     now = timezone.now()
     if change.operation == ChangeOperation.MERGE:
         Memory.objects.filter(tenant=tenant, pk=result.pk).update(status=MemoryStatus.DELETED, updated_at=now)
-    for source in change.sources.select_related(None).all():
+    sources = list(change.sources.select_related(None).all())
+    for source in sources:
         restored = {name: _restore_value(name, source.snapshot.get(name)) for name in RESTORED_FIELDS}
         Memory.objects.filter(tenant=tenant, pk=source.memory_id).update(**restored)
+    if change.operation == ChangeOperation.MERGE:
+        ids = sorted({source.memory_id for source in sources})
+        pairs_keep_apart(tenant=tenant, pairs=set(combinations(ids, 2)), actor=actor, now=now)
     change.undone_at = now
     change.undone_by = actor.user_or_none
     change.save(update_fields=["undone_at", "undone_by"])

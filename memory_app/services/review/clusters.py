@@ -16,13 +16,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_app.errors import ApplicationError, not_found
+from memory_app.judge.signals.relations import difference
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Tenant
 from memory_app.models.lineage import ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_change_undo, memory_merge, memory_supersede
-from memory_app.services.review.queue import ordered_pair
+from memory_app.services.review.queue import ordered_pair, pairs_keep_apart
 
 
 def _lock_pending(tenant: Tenant, cluster_id: int) -> DuplicateCluster:
@@ -78,22 +79,6 @@ def _resolve(
         cluster.changes.add(*changes)
 
 
-def _keep_pairs_apart(tenant: Tenant, pairs: set[tuple[int, int]], actor: Actor, now: dt.datetime) -> None:
-    KeptApartPair.objects.bulk_create(
-        [
-            KeptApartPair(
-                tenant=tenant,
-                memory_low_id=lo,
-                memory_high_id=hi,
-                created_at=now,
-                created_by=actor.user_or_none,
-            )
-            for lo, hi in sorted(pairs)
-        ],
-        ignore_conflicts=True,  # a pair kept apart by an earlier decision stays as it was
-    )
-
-
 @transaction.atomic
 def cluster_merge(
     *,
@@ -137,7 +122,7 @@ def cluster_keep_apart(*, tenant: Tenant, cluster_id: int, actor: Actor) -> Dupl
     cluster = _lock_pending(tenant, cluster_id)
     pairs = {ordered_pair(a, b) for a, b in combinations(_member_ids(cluster), 2)}
     now = timezone.now()
-    _keep_pairs_apart(tenant, pairs, actor, now)
+    pairs_keep_apart(tenant=tenant, pairs=pairs, actor=actor, now=now)
     _resolve(cluster, ClusterStatus.KEPT_APART, actor, [], now)
     return cluster
 
@@ -177,7 +162,7 @@ def cluster_split(
     ]
     apart = {ordered_pair(a, b) for g1, g2 in combinations(groups, 2) for a in g1 for b in g2}
     now = timezone.now()
-    _keep_pairs_apart(tenant, apart, actor, now)
+    pairs_keep_apart(tenant=tenant, pairs=apart, actor=actor, now=now)
     _resolve(cluster, ClusterStatus.SPLIT, actor, changes, now)
     return cluster
 
@@ -242,10 +227,36 @@ def _bulk(
     return report
 
 
+def cluster_differences(cluster: DuplicateCluster) -> list[str]:
+    """The hard differences between the cluster's member texts (judge.signals.relations.difference):
+    a sign, a number, a name or a negation that a merge would lose or contradict."""
+    texts = list(
+        Memory.objects.filter(tenant_id=cluster.tenant_id, cluster_memberships__cluster=cluster)
+        .order_by("pk")
+        .values_list("text", flat=True)
+    )
+    found = (difference(a, b) for a, b in combinations(texts, 2))
+    return list(dict.fromkeys(d for d in found if d))
+
+
+def _merge_without_difference(*, tenant: Tenant, cluster_id: int, actor: Actor) -> DuplicateCluster:
+    cluster = _lock_pending(tenant, cluster_id)
+    differs = cluster_differences(cluster)
+    if differs:
+        raise ApplicationError(
+            f"Cluster {cluster_id} was not merged: its texts differ in {'; '.join(differs)}. "
+            "Open it and merge it alone if they really say the same.",
+            code="conflict",
+            status=409,
+        )
+    return cluster_merge(tenant=tenant, cluster_id=cluster_id, actor=actor)
+
+
 @transaction.atomic
 def cluster_bulk_merge(*, tenant: Tenant, cluster_ids: Sequence[int], actor: Actor) -> BulkReport:
-    """Merge each cluster with its most informative text."""
-    return _bulk(cluster_merge, tenant=tenant, cluster_ids=cluster_ids, actor=actor)
+    """Merge each cluster with its most informative text; a cluster whose texts differ in a sign,
+    a number, a name or a negation is refused and reported, never merged in bulk."""
+    return _bulk(_merge_without_difference, tenant=tenant, cluster_ids=cluster_ids, actor=actor)
 
 
 @transaction.atomic

@@ -12,8 +12,10 @@ from dataclasses import replace
 from memory_app.judge.base import Judgement
 from memory_app.judge.merge import lost_facts, merge_text, text_for_merge
 from memory_app.judge.policy import Decision
+from memory_app.judge.signals.relations import difference
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeRelation
+from memory_app.models.review import DIFFERS
 from memory_app.selectors.store.neighbours import Neighbour
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
@@ -129,15 +131,20 @@ def act_on_decision(
             relation=judgement.relation,
             confidence=confidence,
         )
-    # "review", or a "merge" of a relation that is not merged: keep both, ask a person.
+    # "review", or a "merge" of a relation that is not merged: keep both, ask a person. A hard
+    # difference (a sign, a number, a name) is what the person must see, not a duplicate's
+    # confidence that the difference already overrules.
+    differs = difference(target.text, new.text)
     cluster = review_cluster_create(
         tenant=tenant,
         memory_ids=[target.memory_id, new.pk],
-        verdict=judgement.relation,
-        confidence=confidence,
+        verdict=DIFFERS if differs else judgement.relation,
+        confidence=None if differs else confidence,
         max_distance=target.distance,
         distances={target.memory_id: 0.0, new.pk: target.distance},
-        reason=judgement.reason or f"unsure store-time judgement ({judgement.judge} judge)",
+        reason=f"differs in {differs}"
+        if differs
+        else judgement.reason or f"unsure store-time judgement ({judgement.judge} judge)",
         new_memory=new,
     )
     if cluster is None:

@@ -59,3 +59,5 @@ class StoreOutcome:
     confidence: float | None = None
     # Stored without a vector because the embedding provider failed; a task fills it in.
     embedding_pending: bool = False
+    # What did not go as usual for this item (a judge that fell back), for the response's warnings.
+    warnings: tuple[str, ...] = ()

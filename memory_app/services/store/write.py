@@ -249,6 +249,40 @@ def _store_one(
     actor: Actor | None,
     judge: RelationJudge | None,
 ) -> StoreOutcome:
+    """Store one item; what did not go as usual (a judge that fell back or failed) rides along
+    in the outcome's warnings, so the caller's response says so."""
+    warnings: list[str] = []
+    outcome = _store_decided(
+        tenant=tenant,
+        item=item,
+        vector=vector,
+        config=config,
+        model=model,
+        actor=actor,
+        judge=judge,
+        warnings=warnings,
+    )
+    return replace(outcome, warnings=(*outcome.warnings, *warnings)) if warnings else outcome
+
+
+def _judge_warnings(decision: tuple[Decision, list[Judgement]] | None, config: DedupConfig) -> list[str]:
+    if decision is None:
+        return [f"judge_failed: the {config.judge} relation judge failed; stored without deduplication"]
+    fallbacks = {j.fallback for j in decision[1] if j.fallback}
+    return [f"judge_fallback: {reason}" for reason in sorted(fallbacks)]
+
+
+def _store_decided(
+    *,
+    tenant: Tenant,
+    item: MemoryInput,
+    vector: np.ndarray | None,
+    config: DedupConfig,
+    model: str,
+    actor: Actor | None,
+    judge: RelationJudge | None,
+    warnings: list[str],
+) -> StoreOutcome:
     existing = _active_twin(tenant, item)
     if existing is not None:
         return _duplicate_of(tenant, existing, item)
@@ -267,6 +301,7 @@ def _store_one(
         decision = _judge(
             tenant=tenant, item=item, vector=vector, neighbours=neighbours, config=config, judge=judge
         )
+        warnings.extend(_judge_warnings(decision, config))
     if decision is not None and is_merge(decision[0]):
         index = decision[0].index
         assert index is not None, "a merge decision names its candidate (is_merge)"
