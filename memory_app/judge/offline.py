@@ -123,6 +123,10 @@ def judge_pair(
         # Sure only when nothing but numbers and change words differ; "the 8:05 train to work" vs
         # "the 5:40 train home" differs in a word too, and may be another fact.
         same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS - relations.VALUE_CHANGE)
+        if not same_frame:
+            # Other words changed too: sure only when they state a change of the same attribute.
+            change = None if other_subject else relations.state_change(old, new)
+            same_frame = change is not None and change.sure
         confidence = SURE if same_frame else LIKELY
         return Judgement("update", confidence, reason=veto)
     change = None if other_subject else relations.state_change(old, new)
@@ -154,6 +158,13 @@ def judge_pair(
         # without a counterpart. The veto checked after it (foreign names) still holds. p >=
         # review_below means the exact alignment is known already.
         veto = ""
+    exchanged = "" if p >= cal.review_below and not veto else relations.exchanged_phrase(old, new)
+    if exchanged and not facts.numbers_differ and not facts.change_marker:
+        restated = facts.restatement
+        if restated.unmatched_old and restated.unmatched_new:
+            # Each side puts words of its own into one frame and neither restates the other's
+            # ("passport" / "spare keys" in the desk drawer): two facts, not a doubt to review.
+            return Judgement("distinct", SURE, reason=exchanged)
     if veto:
         p = min(p, cal.review_below - 1e-6)
         if slot_update:

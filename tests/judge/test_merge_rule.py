@@ -44,7 +44,11 @@ def test_a_text_that_drops_a_value_or_a_name_does_not(kept, source, lost):
 @pytest.mark.parametrize(
     ("kept", "source", "lost"),
     [
-        ("The user likes wearing blue clothes.", "The user's favourite colour is blue.", ["color", "favorit"]),
+        (
+            "The user likes wearing blue clothes.",
+            "The user's favourite colour is blue.",
+            ["color", "favorit"],
+        ),
         ("User has a dog", "User has a dog called Rex, born in 2019", ["2019", "Rex", "born", "call"]),
         ("The user is aiming for a body mass index of 23", "User's target BMI is 23", ["target"]),
     ],

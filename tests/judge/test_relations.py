@@ -8,11 +8,13 @@ import pytest
 from memory_app.judge.signals.relations import (
     antonym_and_swap,
     difference,
+    exchanged_phrase,
     item_codes,
     moved_phrase,
     other_item,
     other_occasion,
     other_subject,
+    predicate_roles,
     state_change,
     time_anchors,
 )
@@ -136,3 +138,34 @@ def test_a_capitalised_series_name_is_an_item_even_before_a_verb() -> None:
     assert other_item("Bus 42 goes to the airport.", "Bus 45 goes to the stadium.")
     assert other_item("I bake 3 cakes on Sundays.", "I bake 4 cakes on Sundays.") == ""
     assert other_item("Route 66 is 10 km long.", "Route 66 is 12 km long.") == ""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I keep my passport in the desk drawer.", "I keep my spare keys in the desk drawer."),
+        ("Omar drinks green tea every afternoon.", "Omar drinks black coffee every morning."),
+        ("User is afraid of flying", "User is afraid of heights"),
+    ],
+)
+def test_a_phrase_put_in_the_place_of_another_is_an_exchange(old: str, new: str) -> None:
+    assert exchanged_phrase(old, new).startswith("a phrase exchanged")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User lives in Toronto", "User lives in Vancouver"),
+        ("User's favorite cuisine is thai food", "User's favorite cuisine is ethiopian food"),
+        ("Gina supports Jon through setbacks.", "Gina expresses full support for Jon."),
+        ("My usual bedtime is 11 pm", "My usual sleep time is 11 pm"),
+    ],
+)
+def test_a_named_value_a_one_value_attribute_or_a_rewording_is_no_exchange(old: str, new: str) -> None:
+    assert exchanged_phrase(old, new) == ""
+
+
+def test_a_role_after_is_a_describes_the_subject_not_another_person() -> None:
+    assert {"math", "teacher"} <= predicate_roles("Sofia is a math teacher at Lincoln High.")
+    assert "friend" in predicate_roles("Tom is a friend of Bob.")
+    assert "bob" not in predicate_roles("Tom is a friend of Bob.")

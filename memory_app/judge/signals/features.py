@@ -12,7 +12,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from memory_app.judge.signals import gate, quantities, reach
+from memory_app.judge.signals import gate, quantities, reach, relations
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.alignment import (
     Alignment,
@@ -302,7 +302,11 @@ def pair_facts(old: str, new: str, distance: float | None) -> PairFacts:
         polarity_flip=polarity_flip(old, new),
         possessor_change=bool(old_poss ^ new_poss) and bool((old_poss ^ new_poss) & (old_words ^ new_words)),
         length_ratio=min(old_len, new_len) / max(old_len, new_len),
-        person_change=bool((old_words ^ new_words) & tn.PERSON_NOUNS) and not _person_restated(old, new),
+        person_change=bool(
+            ((old_words - relations.predicate_roles(old)) ^ (new_words - relations.predicate_roles(new)))
+            & tn.PERSON_NOUNS
+        )
+        and not _person_restated(old, new),
         name_swap=bool(old_names - new_names) and bool(new_names - old_names),
         change_marker=bool((new_words - old_words) & tn.CHANGE_MARKERS),
         unit_conflict=_unit_conflict(old_words, new_words),

@@ -31,7 +31,7 @@ STOPWORDS = frozenset(
 NEGATORS = frozenset(
     words(
         """not no never none nothing nobody neither nor without cannot n't
-        supposed ruled denied false incorrect mistaken mistakenly wrongly disproved"""
+        supposed ruled denied false incorrect mistaken mistakenly wrongly disproved unable unwilling"""
     )
 )
 

@@ -24,12 +24,12 @@ from memory_app.judge.signals import lexicon, reach
 from memory_app.judge.signals import text_norm as tn
 
 _TOKEN = re.compile(
-    r"#\s?\d+|[A-Z]{1,4}-?\d+[A-Za-z]?\b|[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,:]\d+)*(?:[A-Za-z]+)?"
+    r"#\s?\d+|[A-Z]{1,4}-?\d+[A-Za-z]?\b|\d+[A-Z]\b|[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,:]\d+)*(?:[A-Za-z]+)?"
 )
 # A number followed by this closes its phrase ("Policy 6: ...", "Room 12, ..."): nothing it counts.
 _PHRASE_END = re.compile(r"^\s*[:;,.!?)]")
 # A code of letters then digits ("LH400", "B12", "A-3"): an item's name, not an amount.
-_CODE = re.compile(r"^[A-Z]{1,4}-?\d+[A-Za-z]?$")
+_CODE = re.compile(r"^(?:[A-Z]{1,4}-?\d+[A-Za-z]?|\d+[A-Z])$")
 _PLAIN_NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 # Words that open a noun phrase: the subject of "the kitchen light" or "my son Leo" is its second word.
@@ -92,7 +92,10 @@ def item_codes(text: str) -> dict[str, str]:
             found[tn.stem(head_folded) if _is_content(head) else "#"] = tok.lstrip("# ")
             continue
         if _CODE.match(tok) and tok.casefold() not in tn.UNITS:
-            found[tn.stem(head_folded) if _is_content(head) else tok.rstrip("0123456789")] = tok
+            if _is_content(head):
+                found[tn.stem(head_folded)] = tok
+            elif tok[0].isalpha():  # "LH400" alone: its letters name the series
+                found[tok.rstrip("0123456789")] = tok
             continue
         if not _PLAIN_NUMBER.match(tok) or not _is_content(head) or _verb_form(head):
             continue
@@ -140,6 +143,8 @@ def time_anchors(text: str) -> frozenset[str]:
             anchors.add(tok)
         elif tok == "last" and following:
             anchors.add(f"last {following}")
+        elif tok.removesuffix("'s") in ("yesterday", "today", "tonight", "tomorrow"):
+            anchors.add(tok.removesuffix("'s"))  # "yesterday's match"
         elif tok == "ago" and i >= 2:
             anchors.add(" ".join(toks[i - 2 : i + 1]))
     return frozenset(anchors)
@@ -202,6 +207,59 @@ def other_subject(old: str, new: str) -> str:
     if (old_words | new_words) & (tn.CHANGE_MARKERS | tn.TIME_MARKERS):
         return ""
     return f"about another subject: {' '.join(old_toks[i1:i2])} / {' '.join(new_toks[j1:j2])}"
+
+
+# More exchanged words than this on a side is a rewording, not one phrase put in another's place.
+_MAX_EXCHANGED = 3
+
+
+def exchanged_phrase(old: str, new: str) -> str:
+    """'a phrase exchanged in the same frame: X / Y' when at least half of the longer text's words
+    stand in both, in order, every other word of one side stands in the place of words of the
+    other (nothing only inserted or dropped), and each side puts its own content words there
+    ("drinks green tea every afternoon" / "drinks black coffee every morning"), else ''. Whether
+    those words restate each other by meaning is the caller's to check (the word alignment)."""
+    old_toks, new_toks = tokens(old), tokens(new)
+    if not old_toks or not new_toks:
+        return ""
+    codes = _opcodes(old, new)
+    if any(c[0] in ("insert", "delete") for c in codes):
+        return ""  # words only one side has, beside the exchanged ones: a rewording
+    equal = sum(c[2] - c[1] for c in codes if c[0] == "equal")
+    if 2 * equal < max(len(old_toks), len(new_toks)):
+        return ""
+    old_words = [w for c in codes if c[0] != "equal" for w in old_toks[c[1] : c[2]] if _is_content(w)]
+    new_words = [w for c in codes if c[0] != "equal" for w in new_toks[c[3] : c[4]] if _is_content(w)]
+    if not old_words or not new_words or max(len(old_words), len(new_words)) > _MAX_EXCHANGED:
+        return ""
+    if {tn.stem(w.casefold()) for w in old_words + new_words} & (tn.CHANGE_MARKERS | tn.TIME_MARKERS):
+        return ""
+    if any(w[:1].isupper() for w in old_words + new_words):
+        return ""  # "lives in Toronto" / "in Vancouver": a named value exchanged may be an update
+    frame = {tn.stem(w.casefold()) for c in codes if c[0] == "equal" for w in old_toks[c[1] : c[2]]}
+    if frame & _ONE_VALUE:
+        return ""  # "favorite language is Python" / "is Rust": an attribute with one value at a time
+    return f"a phrase exchanged in the same frame: {' '.join(old_words)} / {' '.join(new_words)}"
+
+
+# Words before a noun that the text attributes to its own subject: "Sofia is a teacher", "works as
+# a nurse". A role noun there describes the subject; it is not another person.
+_PREDICATE = re.compile(
+    r"\b(?:is|was|am|are|were|became|become|as)\s+(?:a|an|the)?\s*((?:[a-z]+\s+){0,2}[a-z]+)",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=8192)
+def predicate_roles(text: str) -> frozenset[str]:
+    """Stems of the nouns the text says its subject is ("is a student" -> {"student"})."""
+    roles = set()
+    for match in _PREDICATE.finditer(_plain(text)):
+        for word in match.group(1).casefold().split():
+            if word in lexicon.STOPWORDS:
+                break  # "a friend of Bob": the noun phrase ends before "of"
+            roles.add(tn.stem(word))
+    return frozenset(roles)
 
 
 def change_words(text: str) -> frozenset[str]:
@@ -268,6 +326,13 @@ _ENDINGS = frozenset(
 _UNSURE_LEFT_OVER = 2
 
 
+# Attributes that hold one value at a time ("favorite", "main", where one lives or works): a value
+# exchanged there may be an update, so a person looks rather than both being kept as facts.
+_ONE_VALUE = frozenset(
+    tn.stem(w) for w in lexicon.words("favorite favourite main primary usual current only")
+) | (ATTRIBUTE_WORDS["residence"] | ATTRIBUTE_WORDS["work"] | ATTRIBUTE_WORDS["partner"])
+
+
 @dataclass(frozen=True)
 class StateChange:
     sure: bool
@@ -322,7 +387,10 @@ def state_change(old: str, new: str) -> StateChange | None:
         # it, and the pair is left to the other rules.
         return None
     named = ", ".join(sorted(shared or set(classes)))
-    return StateChange(sure=not left_over, reason=f"states a change of {named}")
+    # A word that ends the old state ("quit", "no longer", "moved") ends the details it had too
+    # ("a pack a day", "on Mondays"); otherwise only replaced values may be left over.
+    sure = not left_over or bool(markers & _ENDINGS)
+    return StateChange(sure=sure, reason=f"states a change of {named}")
 
 
 def _value_words(text: str) -> list[str]:
