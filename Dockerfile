@@ -26,6 +26,6 @@ RUN SECRET_KEY=collectstatic-only DATABASE_URL=postgres://unused@localhost/unuse
 USER app
 # 8000: the REST API and admin (gunicorn); 8001: the MCP server (`bin/serve-mcp`, another command).
 EXPOSE 8000 8001
-# gthread workers, threads, timeouts and the model warm-up: project/gunicorn.conf.py (WEB_CONCURRENCY,
-# WEB_THREADS; docs/OPERATIONS.md "Web server").
+# gthread workers, threads and timeouts: project/gunicorn.conf.py (WEB_CONCURRENCY, WEB_THREADS;
+# docs/OPERATIONS.md "Web server"); each worker loads the model before it takes a request (project/wsgi.py).
 CMD ["gunicorn", "-c", "project/gunicorn.conf.py", "project.wsgi:application"]

@@ -8,4 +8,6 @@ class MemoryAppConfig(AppConfig):
 
     def ready(self) -> None:
         from memory_app import tasks  # noqa: F401  (registers the Celery tasks in every process)
-        from memory_app.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from memory_app.api.schema import schema_extensions_load
+
+        schema_extensions_load()

@@ -14,7 +14,6 @@ or on the command line.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 # gthread, answering requests gunicorn itself refuses (malformed, oversized headers) with the
@@ -33,10 +32,3 @@ max_requests_jitter = max_requests // 10
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 # One torch thread per worker process unless told otherwise: workers x threads would oversubscribe.
 os.environ.setdefault("EMBEDDING_TORCH_THREADS", "1")
-
-
-def post_worker_init(worker: Any) -> None:
-    from project.warmup import embedding_warmup, gc_tune
-
-    embedding_warmup()
-    gc_tune()

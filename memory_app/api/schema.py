@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import OpenApiGeneratorExtension
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
@@ -19,6 +20,24 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
         return {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <api key>"}
+
+
+def schema_extensions_load() -> None:
+    """Resolves every registered extension's target class now, at start-up (AppConfig.ready).
+
+    Why: drf-spectacular resolves them lazily, on the first schema generation, by assigning the
+    class attribute in place; two requests generating the schema at once in a fresh process raced on
+    it and one answered 500 ('NoneType' object has no attribute 'startswith'). Once loaded, nothing
+    is written again."""
+    import drf_spectacular.openapi  # noqa: F401  (registers the bundled contrib extensions)
+
+    pending = list(OpenApiGeneratorExtension.__subclasses__())
+    while pending:
+        base = pending.pop()
+        pending.extend(base.__subclasses__())
+        for extension in getattr(base, "_registry", ()):
+            if isinstance(extension.target_class, str):
+                extension._load_class()
 
 
 ERROR_COMPONENT = "Error"

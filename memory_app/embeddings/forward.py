@@ -86,9 +86,7 @@ def reset() -> None:
 def _load_session(model: Any) -> Any:
     import onnxruntime as ort
 
-    path = export_path(model)
-    if not path.exists():
-        _export(model, path)
+    path = onnx_export(model)
     options = ort.SessionOptions()
     threads = embeddings_config().torch_threads
     options.intra_op_num_threads = threads
@@ -97,6 +95,15 @@ def _load_session(model: Any) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def onnx_export(model: Any) -> Path:
+    """The model's ONNX file, exported first if this checkout has none for these weights (bin/setup
+    runs it through `manage.py prepare_model`, so no server pays the ~30 s export on a request)."""
+    path = export_path(model)
+    if not path.exists():
+        _export(model, path)
+    return path
 
 
 def export_path(model: Any) -> Path:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, QueryDict
 from django.urls import NoReverseMatch, resolve, reverse
@@ -40,6 +41,13 @@ class OperationResult:
     @property
     def ok(self) -> bool:
         return self.status < 400
+
+
+def _allowed_host() -> str:
+    for host in settings.ALLOWED_HOSTS:
+        if host != "*":
+            return host.lstrip(".")
+    return "localhost"
 
 
 def _query_value(value: Any) -> str:
@@ -81,6 +89,8 @@ def call_operation(
             "QUERY_STRING": query_string,
             "CONTENT_TYPE": "application/json",
             "CONTENT_LENGTH": str(len(payload)),
+            # A host Django accepts, for what builds an absolute URL (a list page's `next`).
+            "HTTP_HOST": _allowed_host(),
             "SERVER_NAME": "mcp",
             "SERVER_PORT": "443",
             "HTTP_ACCEPT": "application/json",

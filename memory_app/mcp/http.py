@@ -73,8 +73,27 @@ def _check_in_own_cycle(check: KeyCheck) -> None:
         close_old_connections()
 
 
+# JSON-RPC's range for server-defined errors; MCP defines none for authentication.
+JSONRPC_CODES = {401: -32001, 400: -32600}
+
+
+def refusal_body(status: int, code: str, message: str) -> dict[str, Any]:
+    """A JSON-RPC error carrying the REST API's error body as `data`. Why JSON-RPC: the SDK's
+    client reads an error response's body only when it is a JSON-RPC error (anything else becomes a
+    bare -32603 'Server returned an error response'), so an agent sees why it was refused."""
+    return {
+        "jsonrpc": "2.0",
+        "id": None,  # refused before the request's id was read; the client matches its own request
+        "error": {
+            "code": JSONRPC_CODES[status],
+            "message": message,
+            "data": error_body(code, message)["error"],
+        },
+    }
+
+
 async def _refuse(send: Callable[[Any], Awaitable[None]], status: int, code: str, message: str) -> None:
-    body = json.dumps(error_body(code, message)).encode()
+    body = json.dumps(refusal_body(status, code, message)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="api"'))
@@ -84,7 +103,8 @@ async def _refuse(send: Callable[[Any], Awaitable[None]], status: int, code: str
 
 class ApiKeyGate:
     """Checks the Host against ALLOWED_HOSTS (what Django does for every other URL) and the bearer
-    API key exactly as `ApiKeyAuthentication` does, with the same 401 bodies. A missing or malformed
+    API key exactly as `ApiKeyAuthentication` does, with the same statuses and messages (in a
+    JSON-RPC error body, `refusal_body`). A missing or malformed
     header is refused at once; a well-formed key rides on the ASGI scope's state as a `KeyCheck`
     (the SDK's handlers see it as `ctx.request.state.caller`), run by the operation that needs the
     tenant or here before the response starts, whose status becomes 401 if the key is bad."""

@@ -1,14 +1,17 @@
-"""The MCP tools: each one is a REST operation, described for an LLM.
+"""The MCP tools: each one is a REST operation, described for an agent.
 
 A tool's input schema is its operation's request schema from the OpenAPI document (body fields,
-path and query parameters side by side), its output schema the operation's success response, and
-a call runs the operation's view in process (`dispatch.call_operation`): one definition of every
-field, limit, default and error message, whichever door an agent comes through.
+path and query parameters side by side) without the operator's knobs and serializer boilerplate
+(schemas.py); a call runs the operation's view in process (`dispatch.call_operation`): one definition
+of every field, limit, default and error message, whichever door an agent comes through. Results
+are compact (results.py): each memory's id, text, score, dates and outcome; the full record is the
+get_memory tool or the resource memory://memories/{id}.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -17,16 +20,19 @@ import mcp_types as types
 from drf_spectacular.generators import SchemaGenerator
 
 from memory_app.api.errors import error_body
-from memory_app.api.schema import drop_keys, inline_refs, to_json_schema
+from memory_app.api.schema import inline_refs, to_json_schema
 from memory_app.mcp.dispatch import Caller, OperationResult, call_operation
+from memory_app.mcp.results import compact, memory_compact, page_compact
+from memory_app.mcp.schemas import KNOB_MESSAGE, OPERATOR_KNOBS, SCOPE_FIELDS, tidy, without_knobs
 
 API = "/api/v1"
 MAX_ID = 2**63 - 1
-# OpenAPI-only keys an MCP client has no use for (and that make the schemas longer for the LLM).
-NOISE = frozenset({"readOnly", "writeOnly", "example", "examples"})
-# The fields a summarized nested object (see `summarize_listed`) still types: what an agent acts on,
-# the id (for get_memory, update_memory, memory_feedback) and the text.
-KEY_FIELDS = ("id", "text")
+# A tool's result from the operation's response body and the tool's arguments.
+Shape = Callable[[Any, dict[str, Any]], Any]
+
+
+def compact_result(data: Any, arguments: dict[str, Any]) -> Any:
+    return compact(data)
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class ToolSpec:
     body_key: str | None = None  # this argument is the whole body (a list); the others are query params
     read_only: bool = False
     destructive: bool = False
+    shape: Shape = compact_result
 
     def operation(self) -> dict[str, Any]:
         return openapi_document()["paths"][self.path][self.method.lower()]
@@ -47,7 +54,8 @@ class ToolSpec:
     def parameters(self, where: str) -> list[dict[str, Any]]:
         return [p for p in self.operation().get("parameters", []) if p["in"] == where]
 
-    def input_schema(self) -> dict[str, Any]:
+    def request_schema(self) -> dict[str, Any]:
+        """The operation's whole request (path, query and body fields) as one JSON Schema object."""
         components = openapi_document()["components"]["schemas"]
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -65,19 +73,19 @@ class ToolSpec:
             else:
                 properties.update(schema.get("properties", {}))
                 required += schema.get("required", [])
-        schema = {"type": "object", "properties": properties, "required": required}
-        return drop_keys(to_json_schema(schema), NOISE)
+        return to_json_schema({"type": "object", "properties": properties, "required": required})
 
-    def output_schema(self) -> dict[str, Any] | None:
-        responses = self.operation()["responses"]
-        ok = next((responses[s] for s in ("200", "201") if s in responses), None)
-        if not ok or "content" not in ok:
-            return None
-        components = openapi_document()["components"]["schemas"]
-        schema = summarize_listed(ok["content"]["application/json"]["schema"], components)
-        if schema.get("type") != "object":
-            schema = {"type": "object", "properties": {"results": schema}}
-        return drop_keys(to_json_schema(schema, strict=True), NOISE)
+    def hoisted(self) -> dict[str, str]:
+        """Scope fields the operation takes only inside `filters`: the tool takes them at the top
+        level too (one way to name the user in every tool) and moves them into `filters`."""
+        return _hoisted(self)
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.request_schema()
+        nested = schema["properties"].get("filters", {}).get("properties", {})
+        for name in self.hoisted():
+            schema["properties"][name] = nested[name]
+        return tidy(without_knobs(schema))
 
     def tool(self) -> types.Tool:
         return types.Tool(
@@ -85,9 +93,7 @@ class ToolSpec:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema(),
-            output_schema=self.output_schema(),
             annotations=types.ToolAnnotations(
-                title=self.title,
                 read_only_hint=self.read_only,
                 destructive_hint=self.destructive,
                 idempotent_hint=self.read_only,
@@ -95,11 +101,24 @@ class ToolSpec:
             ),
         )
 
+    def _scoped(self, args: dict[str, Any], bad: dict[str, list[str]]) -> None:
+        for name, into in self.hoisted().items():
+            if name not in args:
+                continue
+            value = args.pop(name)
+            nested = args.get(into)
+            nested = dict(nested) if isinstance(nested, dict) else {}
+            if name in nested and nested[name] != value:
+                bad[name] = [f"Disagrees with {into}.{name}; give one of them."]
+            nested[name] = value
+            args[into] = nested
+
     def call(self, caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
         """Sync: run it in a worker thread."""
         args = dict(arguments)
         path_args: dict[str, Any] = {}
-        bad: dict[str, list[str]] = {}
+        bad: dict[str, list[str]] = {name: [KNOB_MESSAGE] for name in args if name in OPERATOR_KNOBS}
+        self._scoped(args, bad)
         for param in self.parameters("path"):
             name = param["name"]
             value = args.pop(name, None)
@@ -138,83 +157,12 @@ class ToolSpec:
         )
         if not result.ok:
             return error_result(result)
-        if isinstance(result.data, dict):
-            data, text = result.data, result.text  # the API's own rendering, not encoded a second time
-        else:
-            data = {"results": result.data}
-            text = json.dumps(data)
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=data)
-
-
-def _ref_name(node: dict[str, Any]) -> str | None:
-    ref = node.get("$ref")
-    if ref is None and len(node.get("allOf", [])) == 1:  # drf-spectacular's nullable reference
-        ref = node["allOf"][0].get("$ref")
-    return ref.rsplit("/", 1)[1] if isinstance(ref, str) else None
-
-
-def _returned_by(component: str) -> str | None:
-    for spec in TOOLS:
-        responses = spec.operation()["responses"]
-        for status in ("200", "201"):
-            content = responses.get(status, {}).get("content", {}).get("application/json", {})
-            if _ref_name(content.get("schema", {})) == component:
-                return spec.name
-    return None
-
-
-def _summary(component: str, components: dict[str, Any]) -> dict[str, Any]:
-    fields = components[component]["properties"]
-    owner = _returned_by(component)
-    where = f"; {owner}'s output schema gives each field's type" if owner else ""
-    return {
-        "type": "object",
-        "description": f"Every field is listed in `required`{where}.",
-        "properties": {name: fields[name] for name in KEY_FIELDS if name in fields},
-        "required": sorted(fields),
-        "additionalProperties": True,
-    }
-
-
-def summarize_listed(node: Any, components: dict[str, Any], *, field_of_item: bool = False) -> Any:
-    """`inline_refs`, except that an object nested in each item of a list (the memory in every search
-    hit or context fact) is summarized: its field names and its `KEY_FIELDS` with their types.
-
-    Why: the SDK's client checks every tool result against the output schema (jsonschema, on each
-    call), and a memory's thirty typed fields in each of ten hits took it several milliseconds per
-    search, more than the rest of the MCP layer. The item's own fields stay typed and closed; the
-    nested object's full schema is its own tool's output schema (get_memory for a memory)."""
-    if isinstance(node, list):
-        return [summarize_listed(item, components, field_of_item=field_of_item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    name = _ref_name(node)
-    if field_of_item and name is not None and "properties" in components[name]:
-        rest = {k: v for k, v in node.items() if k not in ("$ref", "allOf")}
-        return {**_summary(name, components), **rest}
-    if "$ref" in node:
-        target = components[node["$ref"].rsplit("/", 1)[1]]
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "items":
-            out[key] = _item(value, components)
-        elif key in ("allOf", "anyOf", "oneOf"):
-            out[key] = summarize_listed(value, components, field_of_item=field_of_item)
-        else:
-            out[key] = summarize_listed(value, components)
-    return out
-
-
-def _item(node: Any, components: dict[str, Any]) -> Any:
-    item = summarize_listed(node, components)
-    if isinstance(item, dict) and isinstance(node, dict) and "properties" in item:
-        raw = components[node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
-        item["properties"] = {
-            key: summarize_listed(value, components, field_of_item=True)
-            for key, value in raw["properties"].items()
-        }
-    return item
+        data = self.shape(result.data, {**arguments, **path_args})
+        if not isinstance(data, dict):
+            data = {"results": data}
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(data, separators=(",", ":")))], structured_content=data
+        )
 
 
 def error_result(result: OperationResult) -> types.CallToolResult:
@@ -229,51 +177,42 @@ def openapi_document() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-SCOPE = (
-    "Memories are scoped by user_id (a person), namespace (default 'default'; shared knowledge lives "
-    "in a namespace with no user_id), agent_id and session_id. "
-)
+@cache
+def _hoisted(spec: ToolSpec) -> dict[str, str]:
+    properties = spec.request_schema()["properties"]
+    nested = properties.get("filters", {}).get("properties", {})
+    return {name: "filters" for name in sorted(SCOPE_FIELDS) if name in nested and name not in properties}
+
+
+def _updated(data: Any, arguments: dict[str, Any]) -> Any:
+    """The corrected memory, compact, with the fields the call changed."""
+    return memory_compact(data, keep=tuple(name for name in arguments if name != "memory_id"))
+
+
+def _rated(data: Any, arguments: dict[str, Any]) -> Any:
+    return memory_compact(data, keep=("confidence", "helpful_count", "harmful_count"))
+
+
+def _deleted(data: Any, arguments: dict[str, Any]) -> Any:
+    return {"deleted": arguments["memory_id"]}
+
+
+def _full(data: Any, arguments: dict[str, Any]) -> Any:
+    return data
+
+
+def _page(data: Any, arguments: dict[str, Any]) -> Any:
+    return page_compact(data)
+
+
+USER = "Name the person with user_id. "
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        name="store_memories",
-        title="Store memories",
-        description=(
-            "Save durable facts worth remembering across conversations (preferences, goals, events, "
-            "facts about the user or the world), one short self-contained sentence each, e.g. "
-            "'User is allergic to peanuts'. " + SCOPE + "Each memory is deduplicated in its scope: the "
-            "outcome says created, duplicate_of (already known), merged_into (a paraphrase), superseded "
-            "(a changed value replaced the old one, which stays in history) or queued_for_review. "
-            "Errors name the bad field as items[i].field, i the index in `memories`; nothing is stored "
-            "when any memory is invalid."
-        ),
-        method="POST",
-        url_name="memory-collection",
-        path=f"{API}/memories",
-        body_key="memories",
-    ),
-    ToolSpec(
-        name="search_memories",
-        title="Search memories",
-        description=(
-            "Find stored memories relevant to a query (hybrid vector + keyword search, near-duplicates "
-            "collapsed). Put the user's id in filters.user_id to search their memories; narrow with "
-            "kind (episodic: about a user; semantic: knowledge), topics, dates or min_confidence. "
-            "Each result has the memory (with its id for get_memory, update_memory, memory_feedback), "
-            "a display text and a score."
-        ),
-        method="POST",
-        url_name="memory-search",
-        path=f"{API}/memories/search",
-        read_only=True,
-    ),
     ToolSpec(
         name="get_context",
         title="Memory context for a turn",
         description=(
-            "Call at the start of a turn: returns `context`, ready-to-paste lines of the facts most "
-            "worth knowing for this conversation, packed within max_tokens (the token budget, counted "
-            "for `model`). Give the user's latest message as `query`, or the recent `messages`, and "
-            "filters.user_id for the user."
+            "Call at the start of a turn with the user's message as `query` (or recent `messages`). "
+            "Returns `context`: lines for your prompt, what is worth knowing now, within max_tokens. " + USER
         ),
         method="POST",
         url_name="context",
@@ -284,10 +223,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="get_turn_context",
         title="All memory kinds for a turn",
         description=(
-            "Everything for one turn in one call: the session's recent messages (short-term), the "
-            "user's relevant memories (episodic), shared knowledge (semantic) and a recommended tool "
-            "sequence (procedural). `formatted` joins them for a prompt; a part that failed is null "
-            "and listed in `errors`."
+            "get_context plus the session's recent messages, shared knowledge and a recommended "
+            "tool sequence. Put `formatted` in your prompt. " + USER
         ),
         method="POST",
         url_name="context-all",
@@ -298,75 +235,114 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="record_interaction",
         title="Record a conversation turn",
         description=(
-            "Call at the end of a turn with the user's message and your reply: appends both to the "
-            "session, extracts durable facts about the user into memory (deduplicated), and, with a "
-            "tool_sequence and success_score, learns the procedure that answered `query`. A failure of "
-            "extraction is a warning, never a lost turn."
+            "Call at the end of a turn with the user's message and your reply (or `messages`): "
+            "keeps the turn in the session and learns durable facts from it (`memories`). With "
+            "query, tool_sequence and success_score it learns which tools worked. " + USER
         ),
         method="POST",
         url_name="interactions",
         path=f"{API}/interactions",
     ),
     ToolSpec(
+        name="store_memories",
+        title="Store memories",
+        description=(
+            "Save facts, one short sentence each ('User is allergic to peanuts'), with the user_id "
+            "of the person (none for shared knowledge). Each outcome: created, duplicate_of, "
+            "merged_into, superseded (old value replaced) or queued_for_review."
+        ),
+        method="POST",
+        url_name="memory-collection",
+        path=f"{API}/memories",
+        body_key="memories",
+    ),
+    ToolSpec(
+        name="search_memories",
+        title="Search memories",
+        description=(
+            "Memories relevant to a query, best first (id, text, score, dates). Narrow with filters. " + USER
+        ),
+        method="POST",
+        url_name="memory-search",
+        path=f"{API}/memories/search",
+        read_only=True,
+    ),
+    ToolSpec(
+        name="list_memories",
+        title="List memories",
+        description=("Memories newest first, a page at a time (pass next_cursor back as `cursor`). " + USER),
+        method="GET",
+        url_name="memory-collection",
+        path=f"{API}/memories",
+        read_only=True,
+        shape=_page,
+    ),
+    ToolSpec(
         name="get_memory",
         title="Get a memory",
-        description=(
-            "One memory by id, with its counters, confidence and lineage ids (supersedes: the ids it "
-            "replaced; superseded_by: its replacement)."
-        ),
+        description=("One memory's full record by id: every field, counters and history."),
         method="GET",
         url_name="memory-detail",
         path=f"{API}/memories/{{memory_id}}",
         read_only=True,
+        shape=_full,
     ),
     ToolSpec(
         name="update_memory",
         title="Correct a memory",
         description=(
-            "Change a memory's metadata in place (topics, entities, pinned, confidence, expires_at, ...) "
-            "or correct its text: a new text becomes a new memory (new id, returned) that supersedes "
-            "the old one, which stays in history and can be restored. Give only the fields to change."
+            "Correct a memory: its id and only the fields to change. A new text gets a new id "
+            "(returned); the old version stays in history."
         ),
         method="PATCH",
         url_name="memory-detail",
         path=f"{API}/memories/{{memory_id}}",
+        shape=_updated,
+    ),
+    ToolSpec(
+        name="delete_memory",
+        title="Delete a memory",
+        description=("Delete one memory by id: it leaves searches and context; its history is kept."),
+        method="DELETE",
+        url_name="memory-detail",
+        path=f"{API}/memories/{{memory_id}}",
+        destructive=True,
+        shape=_deleted,
     ),
     ToolSpec(
         name="memory_feedback",
         title="Rate a memory",
-        description=(
-            "Tell the service whether a memory helped (signal 'helpful') or misled (signal 'harmful') "
-            "the answer; its confidence moves accordingly and ranking follows."
-        ),
+        description=("Say whether a memory helped (signal 'helpful') or misled ('harmful') your answer."),
         method="POST",
         url_name="memory-feedback",
         path=f"{API}/memories/{{memory_id}}/feedback",
+        shape=_rated,
     ),
     ToolSpec(
         name="delete_user_memories",
         title="Forget a user",
         description=(
-            "Permanently delete everything stored about one user (episodic, semantic, procedural and "
-            "short-term, with their history), e.g. on the user's request. Cannot be undone. Set a "
-            "kind to false to keep it."
+            "Permanently delete everything about one user (they asked to be forgotten). Cannot be "
+            "undone. Set a kind to false to keep it."
         ),
         method="DELETE",
         url_name="user-memories",
         path=f"{API}/users/{{user_id}}/memories",
         destructive=True,
+        shape=_full,
     ),
     ToolSpec(
         name="suggest_procedure",
         title="Suggest a tool sequence",
         description=(
-            "Before planning tool calls for a request, ask whether a recorded procedure answered a "
-            "similar query: returns the tool sequence, how it matched (exact, similar, none), its "
-            "confidence and whether it is recommended."
+            "Before planning tool calls: a recorded tool sequence that answered a similar request, "
+            "and whether it is recommended."
         ),
         method="POST",
         url_name="procedure-suggest",
         path=f"{API}/procedures/suggest",
         read_only=True,
+        shape=_full,
     ),
 )
 BY_NAME = {spec.name: spec for spec in TOOLS}

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 def test_seed_review_demo_plants_pending_clusters_with_real_distances():
     out = StringIO()
-    call_command("seed_review_demo", "--count", "3", stdout=out)
+    call_command("seed_review_demo", "--count", "3", "--apply", stdout=out)
     tenant = Tenant.objects.get(slug="review-demo")
     clusters = list(DuplicateCluster.objects.filter(tenant=tenant, status="pending").order_by("pk"))
     assert len(clusters) == 3 and "Planted 3 clusters" in out.getvalue()
@@ -26,6 +26,14 @@ def test_seed_review_demo_plants_pending_clusters_with_real_distances():
 
 
 def test_seeding_twice_adds_clusters_instead_of_colliding():
-    call_command("seed_review_demo", "--count", "2", stdout=StringIO())
-    call_command("seed_review_demo", "--count", "2", stdout=StringIO())
+    call_command("seed_review_demo", "--count", "2", "--apply", stdout=StringIO())
+    call_command("seed_review_demo", "--count", "2", "--apply", stdout=StringIO())
     assert DuplicateCluster.objects.filter(tenant__slug="review-demo").count() == 4
+
+
+def test_seed_review_demo_without_apply_plants_nothing_and_creates_no_tenant():
+    out = StringIO()
+    call_command("seed_review_demo", "--count", "2", stdout=out)
+    assert "dry run: would plant 2 clusters" in out.getvalue()
+    assert not Tenant.objects.filter(slug="review-demo").exists()
+    assert not DuplicateCluster.objects.exists()

@@ -8,9 +8,9 @@ import typing
 from typing import Any
 
 import pytest
-from agent_memory_client import OPERATIONS, MemoryClient
-from agent_memory_client import requests as r
-from agent_memory_client.models import COMPONENTS, Extraction
+from memkinds_client import OPERATIONS, MemoryClient
+from memkinds_client import requests as r
+from memkinds_client.models import COMPONENTS, Extraction
 
 from tests.support.openapi_check import openapi_schema, operations
 
@@ -61,10 +61,23 @@ REQUEST_COMPONENTS: dict[type, tuple[str, set[str]]] = {
 }
 
 
+# Taken as named arguments by search and context and sent at the top level of the body; the API
+# accepts them there and in `filters` alike, so they are compared apart from the other fields.
+TOP_LEVEL_SCOPE = {"user_id", "agent_id", "session_id"}
+SCOPED_METHODS = {r.SearchOptions: "search", r.ContextOptions: "context"}
+
+
 @pytest.mark.parametrize("model", list(REQUEST_COMPONENTS), ids=lambda m: m.__name__)
 def test_every_request_model_has_the_fields_of_its_component_and_the_same_required_ones(model):
     name, named = REQUEST_COMPONENTS[model]
     schema = component(name)
+    if model in SCOPED_METHODS:
+        method = inspect.signature(getattr(MemoryClient, SCOPED_METHODS[model])).parameters
+        assert set(method) >= TOP_LEVEL_SCOPE, name
+        named = named | TOP_LEVEL_SCOPE
+        assert set(typing.get_type_hints(model)) | named >= set(schema["properties"]), name
+        assert set(typing.get_type_hints(model)) - TOP_LEVEL_SCOPE <= set(schema["properties"]), name
+        return
     assert set(typing.get_type_hints(model)) | named == set(schema["properties"]), name
     assert model.__required_keys__ == set(schema.get("required", [])) - named, name
 

@@ -4,13 +4,24 @@ sync and async, errors and pagination; retries and timeouts at the HTTP boundary
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from agent_memory_client import OPERATIONS, AsyncMemoryClient, MemoryApiError, MemoryClient
-from agent_memory_client.operations import Call
+from memkinds_client import (
+    OPERATIONS,
+    AsyncMemoryClient,
+    AuthenticationError,
+    MemoryApiError,
+    MemoryClient,
+    NotFound,
+    RateLimited,
+    Unavailable,
+    ValidationError,
+)
+from memkinds_client.operations import Call
 
 from memory_app.models import MemoryChange
 from tests.support.mcp_helpers import in_thread
@@ -114,14 +125,14 @@ async def every_operation(c: Any, change_id: Any) -> None:
     assert "models" in await c.embedding_stats()
     await c.delete_memory(newest["id"])
 
-    # errors: one exception type with the API's code, message and fields
-    with pytest.raises(MemoryApiError) as invalid:
+    # errors: one base type with the API's code, message and fields, a subclass per kind
+    with pytest.raises(ValidationError) as invalid:
         await c.store([{"text": ""}])
     assert (invalid.value.status, invalid.value.code) == (
         400,
         "invalid",
     ) and "items[0].text" in invalid.value.fields
-    with pytest.raises(MemoryApiError) as missing:
+    with pytest.raises(NotFound) as missing:
         await c.get_memory(10**9)
     assert (missing.value.status, missing.value.code) == (404, "not_found")
     with pytest.raises(MemoryApiError) as conflict:
@@ -207,7 +218,10 @@ def test_a_wrong_key_and_another_tenant_are_refused(live_server, tenant_a, tenan
             b.get_memory(memory_id)
         assert other.value.code == "not_found"
         assert b.list_memories()["results"] == []
-    with MemoryClient(live_server.url, "mem_wrong_key") as stranger, pytest.raises(MemoryApiError) as refused:
+    with (
+        MemoryClient(live_server.url, "mem_wrong_key") as stranger,
+        pytest.raises(AuthenticationError) as refused,
+    ):
         stranger.search("tea")
     assert (refused.value.status, refused.value.code) == (401, "authentication_failed")
 
@@ -255,6 +269,59 @@ def test_retries_stop_after_max_retries_with_the_api_error():
     assert len(seen) == 3
 
 
+def error(status: int, code: str) -> httpx.Response:
+    return httpx.Response(status, json={"error": {"code": code, "message": "m", "fields": {}}})
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (error(400, "invalid"), ValidationError),
+        (error(401, "authentication_failed"), AuthenticationError),
+        (error(403, "permission_denied"), AuthenticationError),
+        (error(404, "not_found"), NotFound),
+        (error(429, "throttled"), RateLimited),
+        (error(503, "unavailable"), Unavailable),
+        (httpx.Response(502, text="<html>bad gateway</html>"), Unavailable),
+        (error(409, "conflict"), MemoryApiError),
+    ],
+    ids=lambda v: str(getattr(v, "status_code", getattr(v, "__name__", v))),
+)
+def test_each_kind_of_failure_raises_its_own_subclass_of_the_one_base_error(answer, kind):
+    transport, _seen = replies(answer)
+    client = MemoryClient("http://memory", "k", transport=transport, max_retries=0)
+    with client, pytest.raises(kind) as failed:
+        client.get_memory(1)
+    assert isinstance(failed.value, MemoryApiError) and failed.value.status == answer.status_code
+
+
+def test_no_answer_at_all_is_unavailable_and_the_default_timeout_allows_a_slow_first_call():
+    transport, _seen = replies(httpx.ConnectError("refused"))
+    with MemoryClient("http://memory", "k", transport=transport, max_retries=0) as client:
+        assert client._http.timeout.read == 60.0
+        with pytest.raises(Unavailable) as failed:
+            client.health()
+    assert (failed.value.status, failed.value.code) == (None, "connection_error")
+
+
+def test_search_and_context_send_the_user_agent_and_session_at_the_top_level():
+    found = httpx.Response(200, json={"mode": "hybrid", "count": 0, "results": [], "degraded": []})
+    context = httpx.Response(
+        200, json={"context": "", "tokens": 0, "query": "x", "facts": [], "degraded": []}
+    )
+    transport, seen = replies(found, context)
+    with MemoryClient("http://memory", "k", transport=transport) as client:
+        client.search("tea", user_id="u1", agent_id="a1", filters={"kind": "episodic"})
+        client.context(query="tea", user_id="u1", session_id="s1")
+    assert json.loads(seen[0].content) == {
+        "query": "tea",
+        "user_id": "u1",
+        "agent_id": "a1",
+        "filters": {"kind": "episodic"},
+    }
+    assert json.loads(seen[1].content) == {"query": "tea", "user_id": "u1", "session_id": "s1"}
+
+
 def test_a_refused_connection_is_retried_and_a_post_that_timed_out_is_not():
     transport, seen = replies(httpx.ConnectError("refused"), OK)
     with MemoryClient("http://memory", "k", transport=transport, backoff=0.001) as client:
@@ -299,7 +366,7 @@ def test_sync_and_async_clients_offer_the_same_operations_with_the_same_signatur
 def test_the_readme_agent_loop_runs_as_written(live_server, tenant_a, capsys):
     from tests.support.readme_snippets import readme_block
 
-    code = readme_block("python", "from agent_memory_client import MemoryClient")
+    code = readme_block("python", "from memkinds_client import MemoryClient")
     code = code.replace("http://127.0.0.1:8000", live_server.url).replace("mem_...", tenant_a.raw_key)
     prompts: list[str] = []
 

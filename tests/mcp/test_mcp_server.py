@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from memory_app.mcp.schemas import KNOB_MESSAGE, OPERATOR_KNOBS
 from memory_app.models import Memory
 from memory_app.services.api_keys import api_key_revoke
 from tests.conftest import TenantClient
@@ -29,14 +30,18 @@ from tests.support.mcp_helpers import (
 from tests.support.readme_snippets import readme_block
 
 pytestmark = pytest.mark.django_db(transaction=True)
+# What an agent's context pays for the tool list (JSON as the client receives it).
+TOOLS_LIST_MAX_CHARS = 12_000
 
 
 async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     """Calls every tool once as tenant A (`client`), checks what `other` (tenant B) can see."""
     tools = await client.list_tools()
     assert {tool.name for tool in tools.tools} == TOOL_NAMES
+    assert len(tools.model_dump_json(by_alias=True, exclude_none=True)) <= TOOLS_LIST_MAX_CHARS
     for tool in tools.tools:
         assert tool.description and tool.input_schema["type"] == "object", tool.name
+        assert not OPERATOR_KNOBS & set(tool.input_schema["properties"]), tool.name
 
     stored = data(
         await client.call_tool(
@@ -44,24 +49,31 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
             {"memories": [{"text": "User is allergic to peanuts", "user_id": "u1", "topics": ["health"]}]},
         )
     )["results"]
-    assert stored[0]["outcome"] == "created"
-    memory_id = stored[0]["memory_id"]
+    assert stored[0]["outcome"] == "created" and stored[0]["text"] == "User is allergic to peanuts"
+    memory_id = stored[0]["id"]
     # written to this test's database, in tenant A (not to some other database the server found)
     row = await anyio.to_thread.run_sync(
         in_thread(lambda: Memory.objects.filter(pk=memory_id).values("tenant__slug").first())
     )
     assert row == {"tenant__slug": "tenant-a"}
 
-    found = data(
+    found = data(await client.call_tool("search_memories", {"query": "peanuts", "user_id": "u1"}))
+    assert [hit["id"] for hit in found["results"]] == [memory_id]
+    assert set(found["results"][0]) <= {"id", "text", "score", "created_at", "event_date", "user_id", "kind"}
+    assert found["results"][0]["score"] > 0
+    as_filter = data(
         await client.call_tool("search_memories", {"query": "peanuts", "filters": {"user_id": "u1"}})
     )
-    assert [hit["memory"]["id"] for hit in found["results"]] == [memory_id]
+    assert [hit["id"] for hit in as_filter["results"]] == [memory_id]
     context = data(
         await client.call_tool(
-            "get_context", {"query": "what can I cook?", "max_tokens": 40, "filters": {"user_id": "u1"}}
+            "get_context", {"query": "what can I cook?", "max_tokens": 40, "user_id": "u1"}
         )
     )
     assert "peanuts" in context["context"] and context["tokens"] <= 40
+    listed = data(await client.call_tool("list_memories", {"user_id": "u1"}))
+    assert [memory["id"] for memory in listed["results"]] == [memory_id]
+    assert data(await client.call_tool("list_memories", {"user_id": "u2"}))["results"] == []
     turn = data(
         await client.call_tool(
             "get_turn_context", {"query": "peanut allergy", "user_id": "u1", "max_tokens": 300}
@@ -95,6 +107,8 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert updated["pinned"] is True and updated["id"] == memory_id
     rated = data(await client.call_tool("memory_feedback", {"memory_id": memory_id, "signal": "helpful"}))
     assert rated["helpful_count"] == 1
+    learned = data(await client.call_tool("list_memories", {"user_id": "u1", "page_size": 1}))
+    assert len(learned["results"]) == 1 and learned["next_cursor"]
     suggestion = data(await client.call_tool("suggest_procedure", {"query": "plan a hike", "user_id": "u1"}))
     assert suggestion["match"] == "exact" and suggestion["procedure"]["tool_sequence"] == ["maps", "weather"]
 
@@ -109,6 +123,16 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert error_of(await other.call_tool("memory_feedback", {"memory_id": memory_id, "signal": "harmful"}))
     with pytest.raises(MCPError):
         await other.read_resource(f"memory://memories/{memory_id}")
+
+    # an operator's knob is refused, naming it, not silently obeyed
+    knob = error_of(await client.call_tool("search_memories", {"query": "x", "mmr_lambda": 0.2}))
+    assert knob["fields"] == {"mmr_lambda": [KNOB_MESSAGE]}
+    disagree = error_of(
+        await client.call_tool(
+            "search_memories", {"query": "x", "user_id": "u1", "filters": {"user_id": "u2"}}
+        )
+    )
+    assert "user_id" in disagree["fields"]
 
     # bad arguments: the API's own messages, per field
     bad = error_of(
@@ -128,9 +152,28 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert error_of(await client.call_tool("memory_feedback", {"memory_id": memory_id}))["fields"]["signal"]
     assert error_of(await client.call_tool("no_such_tool", {}))["code"] == "not_found"
 
+    other_memory = data(
+        await client.call_tool("store_memories", {"memories": [{"text": "User likes tea", "user_id": "u3"}]})
+    )["results"][0]["id"]
+    assert (
+        error_of(await other.call_tool("delete_memory", {"memory_id": other_memory}))["code"] == "not_found"
+    )
+    assert data(await client.call_tool("delete_memory", {"memory_id": other_memory})) == {
+        "deleted": other_memory
+    }
+    assert data(await client.call_tool("list_memories", {"user_id": "u3"}))["results"] == []
+    assert data(await client.call_tool("get_memory", {"memory_id": other_memory}))["status"] == "deleted"
+
     deleted = data(await client.call_tool("delete_user_memories", {"user_id": "u1"}))
     assert deleted["user_id"] == "u1" and deleted["deleted"]
     return {"memory_id": memory_id}
+
+
+async def connect_with_key(url: str, key: str | None) -> None:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    async with Client(transport, read_timeout_seconds=60) as client:
+        await client.list_tools()
 
 
 async def two_sessions(a: Client, b: Client) -> dict[str, Any]:
@@ -170,12 +213,18 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         headers = {"Accept": "application/json, text/event-stream"}
         missing = httpx.post(url, json=ping, headers=headers)
-        assert missing.status_code == 401 and missing.json()["error"]["code"] == "not_authenticated"
+        assert missing.status_code == 401 and missing.json()["error"]["data"]["code"] == "not_authenticated"
         wrong = httpx.post(url, json=ping, headers={**headers, "Authorization": "Bearer mem_nope_nope"})
         assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "Invalid or revoked API key."
         # a Host outside ALLOWED_HOSTS (DNS rebinding) is refused whatever the key
         auth = {**headers, "Authorization": f"Bearer {tenant_a.raw_key}", "Host": "evil.example"}
-        assert httpx.post(url, json=ping, headers=auth).json()["error"]["code"] == "invalid_host"
+        assert httpx.post(url, json=ping, headers=auth).json()["error"]["data"]["code"] == "invalid_host"
+        # through the SDK's client: the reason, not a bare -32603
+        for key, reason in ((None, "credentials were not provided"), ("mem_nope_nope", "Invalid or revoked")):
+            # raised from the client's task group, so inside an exception group
+            with pytest.raises(BaseExceptionGroup) as refused:
+                anyio.run(connect_with_key, url, key)
+            assert refused.group_contains(MCPError, match=reason, depth=None)
         # the REST API is served by the same ASGI application
         rest = httpx.get(f"{base}/api/v1/memories", headers={"Authorization": f"Bearer {tenant_a.raw_key}"})
         assert rest.status_code == 200 and rest.json()["results"] == []
@@ -219,7 +268,9 @@ def test_over_http_a_key_revoked_mid_session_gets_a_401_on_its_next_tool_call_an
     with mcp_process() as base:
         answers = anyio.run(tool_calls_across_a_revocation, f"{base}/mcp", tenant_a)
     assert [status for status, _body in answers] == [200, 401]
-    assert answers[1][1] == {
-        "error": {"code": "authentication_failed", "message": "Invalid or revoked API key.", "fields": {}}
+    assert answers[1][1]["error"]["data"] == {
+        "code": "authentication_failed",
+        "message": "Invalid or revoked API key.",
+        "fields": {},
     }
     assert not Memory.objects.filter(tenant=tenant_a.tenant).exists()

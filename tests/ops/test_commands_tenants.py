@@ -32,10 +32,11 @@ def test_create_tenant_refuses_a_duplicate_slug():
 def test_create_api_key_issues_a_second_working_key():
     call_command("create_tenant", "Beta", stdout=StringIO())
     out = StringIO()
-    call_command("create_api_key", "beta", "--name", "ci", stdout=out)
+    call_command("create_api_key", "--tenant", "beta", "--name", "ci", stdout=out)
     raw_key = out.getvalue().strip().splitlines()[-1]
     assert api_key_authenticate(raw_key=raw_key).name == "ci"
-    assert ApiKey.objects.filter(tenant__slug="beta").count() == 2
+    call_command("create_api_key", "beta", stdout=StringIO())  # positionally, as before
+    assert ApiKey.objects.filter(tenant__slug="beta").count() == 3
 
 
 def test_create_api_key_for_an_unknown_tenant_fails_clearly():
@@ -49,3 +50,20 @@ def test_revoke_api_key_stops_the_key_working():
     raw_key = out.getvalue().strip().splitlines()[-1]
     call_command("revoke_api_key", raw_key.split("_")[1], stdout=StringIO())
     assert api_key_authenticate(raw_key=raw_key) is None
+
+
+@pytest.mark.parametrize("given", ["printed prefix", "whole key"])
+def test_revoke_api_key_accepts_the_prefix_as_printed_or_the_whole_key(given):
+    out = StringIO()
+    call_command("create_tenant", "Delta", stdout=out)
+    raw_key = out.getvalue().strip().splitlines()[-1]
+    printed_prefix = "_".join(raw_key.split("_")[:2])  # mem_xxxxxxxxxxxx
+    call_command(
+        "revoke_api_key", printed_prefix if given == "printed prefix" else raw_key, stdout=StringIO()
+    )
+    assert api_key_authenticate(raw_key=raw_key) is None
+
+
+def test_revoke_api_key_with_an_unknown_prefix_fails_clearly():
+    with pytest.raises(CommandError, match="No API key"):
+        call_command("revoke_api_key", "mem_000000000000", stdout=StringIO())

@@ -15,12 +15,14 @@ EXAMPLES_PER_OPERATION = 20
 
 
 @pytest.fixture
-def wsgi_app():  # type: ignore[no-untyped-def]
+def wsgi_app(monkeypatch):  # type: ignore[no-untyped-def]
     """The real WSGI application, minus the per-request connection close (as Django's test client
-    does): the test's transaction must survive the requests."""
+    does): the test's transaction must survive the requests. Imported without the server's warm-up,
+    which would leave the judge's caches warm for the tests that check that warm-up."""
     from django.core import signals
     from django.db import close_old_connections
 
+    monkeypatch.setenv("EMBEDDING_WARMUP", "false")
     from project.wsgi import application
 
     signals.request_started.disconnect(close_old_connections)

@@ -263,9 +263,13 @@ def test_a_scope_holding_most_of_the_table_gets_no_partial_index(tenant_a, setti
 def test_the_search_indexes_command_reports_what_it_would_build(tenant_a, capsys):
     bulk_memories(tenant_a.tenant, 60)
     bulk_memories(tenant_a.tenant, 60, user_id="other", namespace="elsewhere", seed=5)
-    call_command("search_indexes", "--tenant", tenant_a.tenant.slug, "--min-rows", "50", "--dry-run")
+    call_command("search_indexes", "--tenant", tenant_a.tenant.slug, "--min-rows", "50")
     out = capsys.readouterr().out
-    assert "would create 4" in out
+    assert "would create 4" in out and "dry run" in out
+    assert not SearchScopeIndex.objects.exists()
+    # the old flag still means a dry run, and says it is deprecated
+    call_command("search_indexes", "--tenant", tenant_a.tenant.slug, "--min-rows", "50", "--dry-run")
+    assert "deprecated" in capsys.readouterr().err
     assert not SearchScopeIndex.objects.exists()
 
 

@@ -107,14 +107,21 @@ def test_dry_run_counts_everything_and_changes_nothing(tenant_a, tenant_b, setti
         ProcedureFactory(tenant=tc.tenant, last_used_at=old(40))
     before = list(Memory.objects.order_by("pk").values())
     out = StringIO()
-    call_command("expire_memories", "--dry-run", "--json", "--tenant", tenant_a.tenant.slug, stdout=out)
+    call_command("expire_memories", "--json", "--tenant", tenant_a.tenant.slug, stdout=out)
     report = json.loads(out.getvalue().strip().splitlines()[-1])
     assert report["dry_run"] is True
     assert report["expired"]["episodic"] == 1 and report["procedures"] == 1
     assert list(Memory.objects.order_by("pk").values()) == before
     assert Procedure.objects.count() == 2
+    # the old --dry-run still is one, with a deprecation message
+    err = StringIO()
+    call_command(
+        "expire_memories", "--dry-run", "--tenant", tenant_a.tenant.slug, stdout=StringIO(), stderr=err
+    )
+    assert "deprecated" in err.getvalue()
+    assert list(Memory.objects.order_by("pk").values()) == before
     # the real run touches only the tenant asked for
-    call_command("expire_memories", "--tenant", tenant_a.tenant.slug, stdout=StringIO())
+    call_command("expire_memories", "--apply", "--tenant", tenant_a.tenant.slug, stdout=StringIO())
     assert Memory.objects.get(tenant=tenant_b.tenant).status == "active"
     assert Memory.objects.get(tenant=tenant_a.tenant).status == "deleted"
 

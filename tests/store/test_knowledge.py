@@ -27,7 +27,9 @@ def load(tmp_path, tenant, facts, suffix=".json", *extra):
     path = tmp_path / f"facts{suffix}"
     path.write_text(json.dumps(facts) if suffix == ".json" else yaml.safe_dump(facts))
     out = StringIO()
-    call_command("load_knowledge", str(path), "--tenant", tenant.slug, "--json", *extra, stdout=out)
+    call_command(
+        "load_knowledge", str(path), "--tenant", tenant.slug, "--json", "--apply", *extra, stdout=out
+    )
     return json.loads(out.getvalue().strip().splitlines()[-1])
 
 
@@ -70,3 +72,12 @@ def test_a_file_that_is_not_a_list_is_refused(tmp_path, tenant_a):
         call_command("load_knowledge", str(path), "--tenant", tenant_a.tenant.slug)
     with pytest.raises(CommandError, match="no tenant"):
         call_command("load_knowledge", str(path), "--tenant", "nobody")
+
+
+def test_without_apply_the_facts_are_checked_and_counted_but_nothing_is_stored(tmp_path, tenant_a):
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps([*FACTS[:2], {"text": ""}]))
+    out = StringIO()
+    call_command("load_knowledge", str(path), "--tenant", tenant_a.tenant.slug, stdout=out)
+    assert "3 facts: valid 2; invalid 1" in out.getvalue() and "dry run" in out.getvalue()
+    assert not Memory.objects.filter(tenant=tenant_a.tenant).exists()

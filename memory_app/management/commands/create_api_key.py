@@ -13,11 +13,14 @@ class Command(BaseCommand):
     help = "Issue a new API key for a tenant (by slug, name or id) and print it once."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("tenant", help="tenant slug, name or id")
+        parser.add_argument("--tenant", metavar="SLUG", help="the tenant (its slug, name or id)")
+        parser.add_argument("tenant_ref", nargs="?", metavar="TENANT", help="the same, positionally")
         parser.add_argument("--name", default="", help="label for the key")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        ref = options["tenant"]
+        ref = options["tenant"] or options["tenant_ref"]
+        if not ref:
+            raise CommandError("Name the tenant: --tenant SLUG.")
         query = Q(slug=ref) | Q(name=ref)
         if ref.isdigit():
             query |= Q(pk=int(ref))

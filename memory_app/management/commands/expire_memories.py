@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory_app.management.commands._ops import add_apply_argument, applying
 from memory_app.models import Tenant
 from memory_app.services.maintenance.expiry import memories_expire
 
@@ -13,8 +14,8 @@ class Command(BaseCommand):
     help = "Expire memories past their TTL or expires_at, cap per user, purge long-expired text."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dry-run", action="store_true", help="count only; change nothing")
-        parser.add_argument("--tenant", help="tenant slug (default: every tenant)")
+        add_apply_argument(parser, deprecated_dry_run=True)
+        parser.add_argument("--tenant", metavar="SLUG", help="one tenant (default: every tenant)")
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -23,7 +24,7 @@ class Command(BaseCommand):
             tenant = Tenant.objects.filter(slug=options["tenant"]).first()
             if tenant is None:
                 raise CommandError(f"no tenant with slug {options['tenant']!r}")
-        report = memories_expire(tenant=tenant, dry_run=options["dry_run"])
+        report = memories_expire(tenant=tenant, dry_run=not applying(self, options))
         if options["json"]:
             self.stdout.write(json.dumps(report.as_dict()))
             return
@@ -33,3 +34,5 @@ class Command(BaseCommand):
             f"{prefix}expire: {expired}; {prefix}cap: {report.capped}; {prefix}purge: {report.purged}; "
             f"{prefix}delete procedures: {report.procedures}, sessions: {report.sessions}"
         )
+        if report.dry_run:
+            self.stdout.write("dry run: nothing changed; --apply makes the changes")

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from memory_app.errors import ApplicationError
+from memory_app.management.commands._ops import add_apply_argument
 from memory_app.models import Tenant
 from memory_app.services.kinds.knowledge import knowledge_load, knowledge_parse
 
@@ -17,7 +18,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
-        parser.add_argument("--tenant", required=True, help="tenant slug")
+        parser.add_argument("--tenant", metavar="SLUG", required=True, help="tenant to load into")
+        add_apply_argument(parser)
         parser.add_argument("--namespace", default="default")
         parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -45,6 +47,7 @@ class Command(BaseCommand):
                     namespace=options["namespace"],
                     batch_size=options["batch_size"],
                     progress=bar.update,
+                    dry_run=not options["apply"],
                 )
             except ApplicationError as exc:
                 raise CommandError(exc.message) from exc
@@ -55,3 +58,5 @@ class Command(BaseCommand):
         self.stdout.write(f"{report.total} facts: {outcomes}; invalid {len(report.invalid)}")
         for bad in report.invalid[:20]:
             self.stdout.write(f"  fact #{bad['index']}: {bad['error']}")
+        if report.dry_run:
+            self.stdout.write("dry run: nothing stored; --apply stores the valid facts")

@@ -17,7 +17,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--tenant", required=True, help="tenant slug (manage.py create_tenant)")
+        parser.add_argument(
+            "--tenant", metavar="SLUG", required=True, help="tenant slug (manage.py create_tenant)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         # only the stdio transport needs it
@@ -29,6 +31,11 @@ class Command(BaseCommand):
         if not tenant.is_active:
             raise CommandError(f"tenant {tenant.slug!r} is deactivated")
         server = build_server(principal=TenantPrincipal(tenant=tenant, api_key=None))
+        # Before the server reads `initialize`: a client's first tool call must not load the model.
+        from project.warmup import embedding_warmup, gc_tune
+
+        embedding_warmup()
+        gc_tune()
 
         async def serve() -> None:
             async with stdio_server() as (read_stream, write_stream):

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory_app.management.commands._ops import add_apply_argument, applying
 from memory_app.models import Tenant
 from memory_app.services.maintenance.search_indexes import search_indexes_sync
 
@@ -16,9 +17,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--tenant", help="tenant slug (default: every active tenant)")
+        parser.add_argument("--tenant", metavar="SLUG", help="one tenant (default: every active tenant)")
         parser.add_argument("--min-rows", type=int, help="scope size that earns an index (default: setting)")
-        parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
+        add_apply_argument(parser, deprecated_dry_run=True)
 
     def handle(self, *args: Any, **options: Any) -> None:
         tenants = Tenant.objects.filter(is_active=True).order_by("pk")
@@ -29,14 +30,17 @@ class Command(BaseCommand):
         min_rows = options.get("min_rows")
         if min_rows is not None and min_rows < 1:
             raise CommandError("--min-rows must be at least 1")
+        dry_run = not applying(self, options)
         for tenant in tenants:
-            report = search_indexes_sync(tenant=tenant, min_rows=min_rows, dry_run=options["dry_run"])
-            verb = "would create" if options["dry_run"] else "created"
+            report = search_indexes_sync(tenant=tenant, min_rows=min_rows, dry_run=dry_run)
+            verb, dropped = ("would create", "would drop") if dry_run else ("created", "dropped")
             self.stdout.write(
-                f"{tenant.slug}: {verb} {len(report.created)}, dropped {len(report.dropped)}, "
+                f"{tenant.slug}: {verb} {len(report.created)}, {dropped} {len(report.dropped)}, "
                 f"kept {len(report.kept)}"
             )
             for name in report.created:
                 self.stdout.write(f"  + {name}")
             for name in report.dropped:
                 self.stdout.write(f"  - {name}")
+        if dry_run:
+            self.stdout.write("dry run: nothing changed; --apply makes the changes")

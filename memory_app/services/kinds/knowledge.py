@@ -27,9 +27,15 @@ class KnowledgeReport:
     total: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     invalid: list[dict[str, Any]] = field(default_factory=list)
+    dry_run: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "outcomes": dict(self.outcomes), "invalid": self.invalid}
+        return {
+            "total": self.total,
+            "outcomes": dict(self.outcomes),
+            "invalid": self.invalid,
+            "dry_run": self.dry_run,
+        }
 
 
 def knowledge_fact(raw: Any, *, namespace: str = "default") -> MemoryInput:
@@ -70,10 +76,12 @@ def knowledge_load(
     namespace: str = "default",
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
+    dry_run: bool = False,
 ) -> KnowledgeReport:
     """Store facts in batches (one memory_store call, one transaction each); invalid facts are
-    reported by index and skipped, the rest are stored."""
-    report = KnowledgeReport(total=len(facts))
+    reported by index and skipped, the rest are stored. `dry_run`: checked and counted (outcome
+    `valid`), nothing stored."""
+    report = KnowledgeReport(total=len(facts), dry_run=dry_run)
     valid: list[MemoryInput] = []
     for index, raw in enumerate(facts):
         try:
@@ -82,6 +90,11 @@ def knowledge_load(
             report.invalid.append({"index": index, "error": str(exc)})
     if report.invalid and progress:
         progress(len(report.invalid))
+    if dry_run:
+        report.outcomes["valid"] = len(valid)
+        if progress:
+            progress(len(valid))
+        return report
     for start in range(0, len(valid), batch_size):
         batch = valid[start : start + batch_size]
         for outcome in memory_store(tenant=tenant, items=batch):

@@ -8,11 +8,11 @@ from typing import Any, Literal, Unpack, cast
 import anyio
 import httpx
 
-from agent_memory_client import models as m
-from agent_memory_client import requests as r
-from agent_memory_client._base import ClientBase
-from agent_memory_client.client import next_cursor
-from agent_memory_client.operations import Call, body, call, procedure_run
+from memkinds_client import models as m
+from memkinds_client import requests as r
+from memkinds_client._base import ClientBase
+from memkinds_client.client import next_cursor
+from memkinds_client.operations import Call, body, call, procedure_run, scope_fields
 
 
 class AsyncMemoryClient(ClientBase):
@@ -104,21 +104,43 @@ class AsyncMemoryClient(ClientBase):
         return cast(m.ChangeUndo, await self._send(call("undo_change", path={"change_id": change_id})))
 
     async def search(
-        self, query: str, *, consistency: r.Consistency | None = None, **options: Unpack[r.SearchOptions]
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        consistency: r.Consistency | None = None,
+        **options: Unpack[r.SearchOptions],
     ) -> m.SearchResult:
+        """`user_id`, `agent_id`, `session_id`: whose memories, sent at the top level (the API also
+        takes them in `filters`)."""
+        scope = scope_fields(user_id, agent_id, session_id)
         return cast(
             m.SearchResult,
             await self._send(
-                call("search", params={"consistency": consistency}, json=body({"query": query}, options))
+                call(
+                    "search",
+                    params={"consistency": consistency},
+                    json=body({"query": query, **scope}, options),
+                )
             ),
         )
 
     async def context(
-        self, *, consistency: r.Consistency | None = None, **options: Unpack[r.ContextOptions]
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        consistency: r.Consistency | None = None,
+        **options: Unpack[r.ContextOptions],
     ) -> m.Context:
+        """`user_id`, `agent_id`, `session_id` as for `search`."""
+        scope = scope_fields(user_id, agent_id, session_id)
         return cast(
             m.Context,
-            await self._send(call("context", params={"consistency": consistency}, json=body({}, options))),
+            await self._send(call("context", params={"consistency": consistency}, json=body(scope, options))),
         )
 
     async def turn_context(

@@ -7,13 +7,15 @@ from typing import Any
 
 import httpx
 
-from agent_memory_client.errors import MemoryApiError
-from agent_memory_client.operations import Call
+from memkinds_client.errors import MemoryApiError, Unavailable
+from memkinds_client.operations import Call
 
 RETRY_STATUSES = frozenset({429, 503})  # the server says: not done, try again later
 IDEMPOTENT = frozenset({"GET", "DELETE"})
 MAX_DELAY = 30.0
-USER_AGENT = "agent-memory-client/1.0"
+USER_AGENT = "memkinds-client/1.1"
+# Long enough for a server's first request after start-up, or a long /context/all on a busy host.
+DEFAULT_TIMEOUT = 60.0
 
 
 class ClientBase:
@@ -22,7 +24,7 @@ class ClientBase:
         base_url: str,
         api_key: str,
         *,
-        timeout: float | httpx.Timeout = 10.0,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
         max_retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
@@ -57,9 +59,9 @@ class ClientBase:
         return response.status_code in RETRY_STATUSES and attempt < self.max_retries
 
     @staticmethod
-    def _failure(exc: httpx.TransportError) -> MemoryApiError:
+    def _failure(exc: httpx.TransportError) -> Unavailable:
         code = "timeout" if isinstance(exc, httpx.TimeoutException) else "connection_error"
-        return MemoryApiError(status=None, code=code, message=str(exc) or type(exc).__name__)
+        return Unavailable(status=None, code=code, message=str(exc) or type(exc).__name__)
 
     @staticmethod
     def _result(response: httpx.Response) -> Any:

@@ -66,6 +66,12 @@ def body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, A
     return {**required, **{key: value for key, value in options.items() if value is not None}}
 
 
+def scope_fields(user_id: str | None, agent_id: str | None, session_id: str | None) -> dict[str, str]:
+    """The scope given, for the top level of a body."""
+    given = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id}
+    return {key: value for key, value in given.items() if value is not None}
+
+
 def procedure_run(
     query: str,
     tool_sequence: Sequence[str],

@@ -3,7 +3,7 @@ the server's default; the suite checks every key against the schema."""
 
 from typing import Any, Literal, Required, TypedDict
 
-from agent_memory_client.models import Extraction, Kind, Mode, Role
+from memkinds_client.models import Extraction, Kind, Mode, Role
 
 
 class MemoryFields(TypedDict, total=False):  # the fields a memory is stored and edited with
