@@ -464,7 +464,7 @@ CONTEXT_ALL_CANDIDATES = env_int("CONTEXT_ALL_CANDIDATES", 60, minimum=1, maximu
 # dates: "boost" scales the scores of memories dated inside it, "filter" keeps only those, "off"
 # ignores it. A request may choose per call (`query_time`).
 SEARCH_QUERY_TIME = env_choice("SEARCH_QUERY_TIME", "boost", ("boost", "filter", "off"))
-SEARCH_QUERY_TIME_BOOST = env_float("SEARCH_QUERY_TIME_BOOST", 0.3, minimum=0.0, maximum=10.0)
+SEARCH_QUERY_TIME_BOOST = env_float("SEARCH_QUERY_TIME_BOOST", 1.0, minimum=0.0, maximum=10.0)
 
 # --- Quotas --------------------------------------------------------------------------------
 # Requests per minute per API key (a fixed one-minute window; 429 with Retry-After past it) and
@@ -486,7 +486,13 @@ CACHES = {
             "KEY_PREFIX": "quota",
         }
         if QUOTA_REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": QUOTA_CACHE_TABLE}
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": QUOTA_CACHE_TABLE,
+            # Past this many rows Django culls a third of them, live counters included: room for
+            # one counter per active key and minute and one per tenant.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
     ),
 }
 

@@ -256,6 +256,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
             }
         ],
         "degraded": [],
+        "time_window": None,
     },
     ("post", f"{V1}/memories", "201"): {
         "outcome": "superseded",
@@ -283,6 +284,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
             }
         ],
         "degraded": [],
+        "time_window": None,
     },
 }
 

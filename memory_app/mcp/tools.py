@@ -258,6 +258,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Find stored memories relevant to a query (hybrid vector + keyword search, near-duplicates "
             "collapsed). Put the user's id in filters.user_id to search their memories; narrow with "
             "kind (episodic: about a user; semantic: knowledge), topics, dates or min_confidence. "
+            "A time in the query ('yesterday', 'last week', 'in May') ranks memories of that time "
+            "first (query_time 'filter' keeps only them; `now` is the date it is read against). "
             "Each result has the memory (with its id for get_memory, update_memory, memory_feedback), "
             "a display text and a score."
         ),
