@@ -25,12 +25,14 @@ from memory_app.extraction.dates import as_said, searchable_fragment, season_sta
 logger = logging.getLogger(__name__)
 
 # dateparser costs about half a millisecond even on a query without a date, and most queries hold
-# none: it runs only when the query has a digit or one of the words that can open or make a date
-# expression in English. A superset of what dateparser reads, so the gate never hides a date;
-# month and weekday names are spelled out because their short forms alone ("may", "sun", "we") are
-# ordinary words that dateparser itself would misread.
+# none: it runs only when the query has a year, an ordinal day, a numeric date (5/12/2023,
+# 2023-05-12) or one of the words that can open or make a date expression in English (a count such
+# as "3 days ago" has its unit word). Month and weekday names are spelled out because their short
+# forms alone ("may", "sun", "we") are ordinary words that dateparser itself would misread; a bare
+# number ("question 1-2") is no date, and dateparser would read it as one.
 _MAY_HOLD_A_DATE = re.compile(
-    r"\d|\b(?:yesterday|today|tonight|tomorrow|ago|last|past|next|previous|this|week|weekend|"
+    r"\b(?:1[89]|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}\b|"
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|past|next|previous|this|week|weekend|"
     r"month|year|day|spring|summer|fall|autumn|winter|january|february|march|april|may|june|july|"
     r"august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday)s?\b",
@@ -120,7 +122,7 @@ def _accepted(expression: str, fragment: str, start: int) -> bool:
     if content and all(_LONE_NUMBER.match(w) for w in content):
         return False
     # "now", "we", "sun": dateparser's readings of short chat words.
-    return any(len(w) > _SHORT or w.isdigit() for w in content)
+    return any(len(w) > _SHORT or any(ch.isdigit() for ch in w) for w in content)
 
 
 def may_hold_date(text: str) -> bool:

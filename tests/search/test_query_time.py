@@ -29,6 +29,8 @@ def day(y: int, m: int, d: int) -> datetime:
         ("what did we do last weekend", datetime(2023, 10, 21), datetime(2023, 10, 23), "day"),
         ("trips during the summer", datetime(2023, 6, 1), datetime(2023, 9, 1), "season"),
         ("the talk on May 23, 2022", datetime(2022, 5, 23), datetime(2022, 5, 24), "day"),
+        ("the party on the 3rd of May", datetime(2023, 5, 3), datetime(2023, 5, 4), "day"),
+        ("notes of 2023-05-08", datetime(2023, 5, 8), datetime(2023, 5, 9), "day"),
     ],
 )
 def test_a_time_expression_becomes_a_window_read_against_now(query, start, end, period):
