@@ -135,6 +135,14 @@ def query_window(text: str, now: datetime) -> QueryWindow | None:
     against `now`; None without one."""
     if not may_hold_date(text):
         return None
+    try:
+        return _window(text, now)
+    except (ValueError, OverflowError) as exc:  # a `now` at the calendar's ends: no window, no error
+        logger.warning("query window not read (%s)", exc)
+        return None
+
+
+def _window(text: str, now: datetime) -> QueryWindow | None:
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
     base = now.astimezone(UTC).replace(tzinfo=None)
     season = _SEASON.search(text)

@@ -175,3 +175,10 @@ def test_another_tenant_sees_nothing_of_the_window_search(diary, tenant_b):
     )
     assert response.status_code == 200
     assert response.json()["results"] == []
+
+
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_a_now_at_the_ends_of_the_calendar_is_no_error(diary, now):
+    windows = [search(diary, q, now=now)["time_window"] for q in ("last summer", "next month", "tomorrow")]
+    # a window past the calendar's ends is none; one inside it is read as usual
+    assert None in windows
