@@ -35,6 +35,8 @@ __all__ = [
     "LLMConfig",
     "MaintenanceConfig",
     "OpenAIEmbeddingConfig",
+    "QueryTimeConfig",
+    "QuotaConfig",
     "SearchConfig",
     "StoreConfig",
     "context_config",
@@ -43,6 +45,8 @@ __all__ = [
     "kinds_config",
     "llm_config",
     "maintenance_config",
+    "query_time_config",
+    "quota_config",
     "search_config",
     "store_config",
 ]
@@ -402,4 +406,35 @@ def kinds_config() -> KindsConfig:
         interaction_max_messages=settings.INTERACTION_MAX_MESSAGES,
         interactions_batch_max=settings.INTERACTIONS_BATCH_MAX,
         interaction_judge_messages=settings.INTERACTION_JUDGE_MESSAGES,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTimeConfig:
+    """Time expressions in search and context queries (selectors/search/time_window.py)."""
+
+    mode: str  # "boost", "filter" or "off"
+    boost: float  # a memory whose event date is in the window scores (1 + boost) times as much
+
+
+@_read_once
+def query_time_config() -> QueryTimeConfig:
+    return QueryTimeConfig(mode=settings.SEARCH_QUERY_TIME, boost=settings.SEARCH_QUERY_TIME_BOOST)
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaConfig:
+    """Per-key request rate and per-tenant memory quota (api/throttling.py, services/quotas.py)."""
+
+    requests_per_minute: int  # per API key; 0: no limit
+    max_memories: int  # active memories per tenant; 0: no limit
+    count_ttl_seconds: int  # how long a tenant's counted memories are trusted from the cache
+
+
+@_read_once
+def quota_config() -> QuotaConfig:
+    return QuotaConfig(
+        requests_per_minute=settings.QUOTA_REQUESTS_PER_MINUTE,
+        max_memories=settings.QUOTA_MAX_MEMORIES,
+        count_ttl_seconds=settings.QUOTA_COUNT_TTL_SECONDS,
     )

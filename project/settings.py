@@ -172,6 +172,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["memory_app.api.strict.DepthLimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_app.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["memory_app.api.throttling.ApiKeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -457,6 +458,43 @@ if not sum(CONTEXT_ALL_SHARES.values()) > 0:
     raise ImproperlyConfigured("CONTEXT_ALL_SHARE_* must not all be 0")
 # Memories per part considered for packing when the request gives no episodic/semantic limit.
 CONTEXT_ALL_CANDIDATES = env_int("CONTEXT_ALL_CANDIDATES", 60, minimum=1, maximum=1000)
+
+# --- Time in queries --------------------------------------------------------------------------
+# A time expression in a search or /context query ("yesterday", "in May") names a window of event
+# dates: "boost" scales the scores of memories dated inside it, "filter" keeps only those, "off"
+# ignores it. A request may choose per call (`query_time`).
+SEARCH_QUERY_TIME = env_choice("SEARCH_QUERY_TIME", "boost", ("boost", "filter", "off"))
+SEARCH_QUERY_TIME_BOOST = env_float("SEARCH_QUERY_TIME_BOOST", 1.0, minimum=0.0, maximum=10.0)
+
+# --- Quotas --------------------------------------------------------------------------------
+# Requests per minute per API key (a fixed one-minute window; 429 with Retry-After past it) and
+# active memories per tenant (a store past it is a 403 quota_exceeded). 0: no limit, the default.
+QUOTA_REQUESTS_PER_MINUTE = env_int("QUOTA_REQUESTS_PER_MINUTE", 0, minimum=0, maximum=10_000_000)
+QUOTA_MAX_MEMORIES = env_int("QUOTA_MAX_MEMORIES", 0, minimum=0, maximum=1_000_000_000)
+# How long a tenant's counted active memories are trusted before they are counted again.
+QUOTA_COUNT_TTL_SECONDS = env_int("QUOTA_COUNT_TTL_SECONDS", 60, minimum=1, maximum=86_400)
+# Where the counters live: Redis when a URL is given, else a table of the database
+# (memory_app_quota_cache, created by migration 0013).
+QUOTA_REDIS_URL = env_str("QUOTA_REDIS_URL")
+QUOTA_CACHE_TABLE = "memory_app_quota_cache"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "quota": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": QUOTA_REDIS_URL,
+            "KEY_PREFIX": "quota",
+        }
+        if QUOTA_REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": QUOTA_CACHE_TABLE,
+            # Past this many rows Django culls a third of them, live counters included: room for
+            # one counter per active key and minute and one per tenant.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    ),
+}
 
 # --- Health -----------------------------------------------------------------------------------
 # Each readiness check (database, broker) gets this long; they run concurrently, so a dead broker

@@ -2,8 +2,9 @@
 
 The errors are added by a post-processing hook rather than declared on each view because they follow
 from how an operation is built, not from what it does: a secured operation can answer 401, one that
-reads a body or query parameters 400, every one 503 when the database is down (`api/errors.py`).
-404 and 409 depend on the operation and are declared on the views that raise them.
+reads a body or query parameters 400, and 429 past its key's request rate (QUOTA_REQUESTS_PER_MINUTE,
+`api/throttling.py`), every one 503 when the database is down (`api/errors.py`). 403, 404 and 409
+depend on the operation and are declared on the views that raise them.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
         "message": "Invalid or revoked API key.",
         "fields": {},
     },
+    "403": {
+        "summary": "the tenant's memory quota would be passed",
+        "code": "quota_exceeded",
+        "message": "The tenant holds 1000 active memories; storing 1 more would pass its quota of 1000.",
+        "fields": {},
+    },
     "404": {
         "summary": "no such object in this tenant",
         "code": "not_found",
@@ -66,6 +73,12 @@ ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
         "message": "A deleted memory cannot be edited.",
         "fields": {},
     },
+    "429": {
+        "summary": "past the API key's request rate",
+        "code": "throttled",
+        "message": "Request was throttled. Expected available in 12 seconds.",
+        "fields": {},
+    },
     "503": {
         "summary": "a dependency is down; retry later",
         "code": "unavailable",
@@ -76,8 +89,10 @@ ERROR_EXAMPLES: dict[str, dict[str, Any]] = {
 DESCRIPTIONS = {
     "400": "Invalid input: `fields` maps each bad field to its messages; nothing was changed.",
     "401": "Missing, malformed or revoked API key (`Authorization: Bearer mem_...`).",
+    "403": "Refused by the tenant's memory quota (`quota_exceeded`, QUOTA_MAX_MEMORIES); nothing was stored.",
     "404": "Not found in this API key's tenant.",
     "409": "Refused in the object's current state.",
+    "429": "Past the API key's request rate (QUOTA_REQUESTS_PER_MINUTE); retry after `Retry-After` seconds.",
     "503": "The database (or another dependency) is unavailable; retry with backoff.",
 }
 
@@ -85,7 +100,7 @@ DESCRIPTIONS = {
 def error_response(status: str) -> dict[str, Any]:
     example = dict(ERROR_EXAMPLES[status])
     summary = example.pop("summary")
-    return {
+    response: dict[str, Any] = {
         "description": DESCRIPTIONS[status],
         "content": {
             "application/json": {
@@ -94,6 +109,11 @@ def error_response(status: str) -> dict[str, Any]:
             }
         },
     }
+    if status == "429":
+        response["headers"] = {
+            "Retry-After": {"schema": {"type": "integer"}, "description": "seconds until the rate allows it"}
+        }
+    return response
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -103,7 +123,7 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             responses = operation["responses"]
             wanted = {"503"}
             if any(operation.get("security", [])):
-                wanted.add("401")
+                wanted.update({"401", "429"})
             if "requestBody" in operation or any(p["in"] == "query" for p in operation.get("parameters", [])):
                 wanted.add("400")
             for status in ERROR_EXAMPLES:
@@ -255,6 +275,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
             }
         ],
         "degraded": [],
+        "time_window": None,
     },
     ("post", f"{V1}/memories", "201"): {
         "outcome": "superseded",
@@ -282,6 +303,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str, str], Any] = {
             }
         ],
         "degraded": [],
+        "time_window": None,
     },
 }
 

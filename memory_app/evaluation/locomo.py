@@ -108,6 +108,26 @@ def turn_context(turns: list[Turn], index: int, *, radius: int, speaker: bool = 
     return "\n".join(lines)
 
 
+def conversation_range(spec: str) -> set[int] | None:
+    """`--conversations`: "N" the first N (0: all, None), "A-B" conversations A to B inclusive."""
+    low, dash, high = str(spec).partition("-")
+    if dash:
+        return set(range(int(low), int(high) + 1))
+    return set(range(int(low))) if int(low) else None
+
+
+def asked_at(turns: list[Turn]) -> dict[int, datetime]:
+    """When each conversation's questions are asked: its last session's date (they are asked
+    after the conversation), the `now` that a question's "last week" or "in May" is read against."""
+    latest: dict[int, datetime] = {}
+    for turn in turns:
+        if turn.date is not None and (
+            turn.conversation not in latest or turn.date > latest[turn.conversation]
+        ):
+            latest[turn.conversation] = turn.date
+    return latest
+
+
 def user_of(conversation: int) -> str:
     return f"locomo-{conversation}"
 

@@ -203,3 +203,14 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
                 said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), made)
                 return EventDate(when=resolved, expression=said)
     return EventDate(when=base.astimezone(UTC), expression="")
+
+
+def searchable_fragment(fragment: str, said: date) -> tuple[str, list[tuple[str, str]]]:
+    """`fragment` with the rewrites above, as dateparser is asked it, and each (searched, said)
+    substitution made; query windows (extraction/query_time.py) read queries the same way."""
+    return _searchable(fragment, said)
+
+
+def as_said(expression: str, made: list[tuple[str, str]]) -> str:
+    """A found expression in the fragment's own words (the substitutions said back)."""
+    return _as_said(expression, made)

@@ -260,7 +260,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="search_memories",
         title="Search memories",
         description=(
-            "Memories relevant to a query, best first (id, text, score, dates). Narrow with filters. " + USER
+            "Memories relevant to a query, best first (id, text, score, dates). Narrow with filters. "
+            "A time in the query ('yesterday', 'in May') ranks memories of that time first. " + USER
         ),
         method="POST",
         url_name="memory-search",

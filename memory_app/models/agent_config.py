@@ -1,4 +1,4 @@
-"""AgentProfile.config as one typed object: a `store` section and a `search` section.
+"""AgentProfile.config as one typed object: `store`, `search` and `session` sections.
 
 Both paths read it through `AgentProfileConfig.parse`. Configs written before the sections existed
 keep working: without a `store` object the store keys are read from the top level, and without a
@@ -37,6 +37,12 @@ def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
 
 
+def _window(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 10_000_000:
+        return "must be a whole number from 100 to 10000000"
+    return None
+
+
 def _judge(value: Any) -> str | None:
     return None if value in JUDGES else f"must be one of {', '.join(JUDGES)}"
 
@@ -60,6 +66,9 @@ SEARCH_KEYS = {
     "mmr_lambda": _number(0.0, 1.0),
     "half_life_days": _number(0.0, 36_500.0),
 }
+# Short-term sessions of the agent (a session's own window wins over these). Read only from the
+# `session` object: the top-level fallback is for configs older than the sections.
+SESSION_KEYS = {"context_window_tokens": _window}
 
 
 @dataclass(frozen=True)
@@ -87,9 +96,15 @@ class SearchProfile:
 
 
 @dataclass(frozen=True)
+class SessionProfile:
+    context_window_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class AgentProfileConfig:
     store: StoreProfile
     search: SearchProfile
+    session: SessionProfile = SessionProfile()
     # (section, key, value, message) of every value left out because it is invalid.
     rejected: tuple[tuple[str, str, Any, str], ...] = ()
 
@@ -101,7 +116,12 @@ class AgentProfileConfig:
             return cls(StoreProfile(), SearchProfile())
         store = _section(raw, "store", STORE_KEYS, rejected)
         search = _section(raw, "search", SEARCH_KEYS, rejected)
-        return cls(StoreProfile(**store), SearchProfile(**search), tuple(rejected))
+        session = (
+            _section(raw, "session", SESSION_KEYS, rejected)
+            if isinstance(raw.get("session"), Mapping)
+            else {}
+        )
+        return cls(StoreProfile(**store), SearchProfile(**search), SessionProfile(**session), tuple(rejected))
 
     @staticmethod
     def errors(raw: Any) -> list[str]:
@@ -109,12 +129,12 @@ class AgentProfileConfig:
         if not isinstance(raw, Mapping):
             return ["must be a JSON object"]
         messages = []
-        allowed = {"store", "search"} | set(STORE_KEYS) | set(SEARCH_KEYS)
+        allowed = {"store", "search", "session"} | set(STORE_KEYS) | set(SEARCH_KEYS)
         messages += [f"{key}: unknown key" for key in raw if key not in allowed]
-        for name in ("store", "search"):
+        for name in ("store", "search", "session"):
             if name in raw and not isinstance(raw[name], Mapping):
                 messages.append(f"{name}: must be a JSON object")
-        for name, keys in (("store", STORE_KEYS), ("search", SEARCH_KEYS)):
+        for name, keys in (("store", STORE_KEYS), ("search", SEARCH_KEYS), ("session", SESSION_KEYS)):
             section = raw.get(name)
             if isinstance(section, Mapping):
                 messages += [f"{name}.{key}: unknown key" for key in section if key not in keys]

@@ -17,6 +17,8 @@ class ConversationSession(models.Model):
     summary = models.TextField(blank=True, default="")
     trimmed_count = models.IntegerField(default=0)
     token_count = models.IntegerField(default=0)
+    # This session's own context window in tokens; null: the agent profile's, else the setting's.
+    context_window_tokens = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -27,6 +29,10 @@ class ConversationSession(models.Model):
             models.UniqueConstraint(fields=["tenant", "session_id"], name="session_tenant_sid_unique"),
             models.CheckConstraint(condition=Q(token_count__gte=0), name="session_tokens_nonneg"),
             models.CheckConstraint(condition=Q(trimmed_count__gte=0), name="session_trimmed_nonneg"),
+            models.CheckConstraint(
+                condition=Q(context_window_tokens__isnull=True) | Q(context_window_tokens__gte=100),
+                name="session_window_min",
+            ),
         ]
         indexes = [
             # Stats and deletion per user.

@@ -54,7 +54,14 @@ def test_the_block_never_exceeds_max_tokens(facts, budget):
 
 def test_another_tenant_gets_an_empty_context(facts, tenant_b):
     body = post(tenant_b, query="Hana peanuts", max_tokens=500)
-    assert body == {"context": "", "tokens": 0, "query": "Hana peanuts", "facts": [], "degraded": []}
+    assert body == {
+        "context": "",
+        "tokens": 0,
+        "query": "Hana peanuts",
+        "facts": [],
+        "degraded": [],
+        "time_window": None,
+    }
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ def conformance() -> Conformance:
     return Conformance(openapi_schema())
 
 
-def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b, conformance):
+def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b, conformance, settings):
     a = Checked(tenant_a.client, conformance)
     b = Checked(tenant_b.client, conformance)
     anon = Checked(APIClient(), conformance)
@@ -94,6 +94,14 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     )
     assert hits["results"]
     a("POST", "/api/v1/memories/search", {"query": "BMI", "mode": "psychic"}, expect=400)
+    timed = a(
+        "POST",
+        "/api/v1/memories/search",
+        {"query": "BMI goal in May", "now": "2023-10-22T12:00:00Z", "query_time": "boost"},
+        expect=200,
+    )
+    assert timed["time_window"]["applied"] == "boost"
+    a("POST", "/api/v1/memories/search", {"query": "BMI", "query_time": "always"}, expect=400)
     a(
         "POST",
         "/api/v1/context",
@@ -107,6 +115,13 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
         {"query": "what do I eat?", "user_id": "u1", "session_id": "s1", "max_tokens": 200},
         expect=200,
     )
+    a(
+        "POST",
+        "/api/v1/context/all",
+        {"query": "what did I eat yesterday?", "user_id": "u1", "query_time": "filter"},
+        expect=200,
+    )
+    a("POST", "/api/v1/context", {"query": "diet last week", "now": "2023-10-22T12:00:00Z"}, expect=200)
     a("POST", "/api/v1/context/all", {}, expect=400)
 
     # conversation, sessions, procedures
@@ -138,6 +153,18 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a("POST", "/api/v1/interactions/batch", {"interactions": [{"session_id": "s1"}]}, expect=400)
     anon("POST", "/api/v1/interactions/batch", {"interactions": [turn]}, expect=401)
     a("POST", "/api/v1/sessions/s2/messages", {"role": "user", "content": "hello"}, expect=201)
+    # a session of its own small window: the trim's extractive summary
+    said = [{"role": "user", "speaker": "Ana", "content": f"I moved to Oslo in 201{i}."} for i in range(9)]
+    trimmed = a(
+        "POST", "/api/v1/sessions/s5/messages", {"messages": said, "context_window_tokens": 100}, expect=201
+    )
+    assert trimmed["summary_method"] == "extractive"
+    a(
+        "POST",
+        "/api/v1/sessions/s5/messages",
+        {"role": "user", "content": "x", "context_window_tokens": 5},
+        expect=400,
+    )
     a("POST", "/api/v1/sessions/s2/messages", {"role": "robot", "content": "hello"}, expect=400)
     a("GET", "/api/v1/sessions/s2", expect=200, limit=10)
     b("GET", "/api/v1/sessions/s2", expect=404)
@@ -164,6 +191,13 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     anon("GET", "/api/v1/health/ready", expect=401)
     a("DELETE", "/api/v1/users/u1/memories", expect=200, episodic="true")
     a("DELETE", "/api/v1/users/u1/memories?episodic=maybe", expect=400)
+
+    # quotas: a store past the tenant's memories, a key past its request rate
+    settings.QUOTA_MAX_MEMORIES = 1
+    a("POST", "/api/v1/memories", {"text": "User keeps bees"}, expect=403)
+    settings.QUOTA_REQUESTS_PER_MINUTE = 1
+    b("GET", "/api/v1/stats", expect=200)
+    b("GET", "/api/v1/stats", expect=429)
 
     missing = operations(conformance.schema) - conformance.covered()
     assert not missing, f"operations never checked against a live response: {sorted(missing)}"

@@ -23,6 +23,7 @@ from memory_app.api.conversation_serializers import (
 )
 from memory_app.api.serializers import ErrorSerializer, represent
 from memory_app.api.strict import StrictSerializer
+from memory_app.api.time_fields import QueryTimeFields, time_window_field
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.conf import context_config
@@ -101,6 +102,7 @@ STORED_EXAMPLE = OpenApiExample(
             "summary": "",
             "trimmed_count": 0,
             "token_count": 41,
+            "context_window_tokens": None,
             "created_at": "2023-05-08T13:56:00Z",
             "updated_at": "2023-05-08T13:57:00Z",
         },
@@ -129,7 +131,7 @@ STORED_EXAMPLE = OpenApiExample(
 class ContextAllApi(APIView):
     """`POST /api/v1/context/all`: short-term, episodic, semantic and procedural memory for a turn."""
 
-    class ContextAllInputSerializer(StrictSerializer):
+    class ContextAllInputSerializer(QueryTimeFields, StrictSerializer):
         query = serializers.CharField(max_length=8000)
         user_id = serializers.CharField(**ID)
         session_id = serializers.CharField(**ID)
@@ -168,6 +170,7 @@ class ContextAllApi(APIView):
         tokens = serializers.DictField(
             child=serializers.IntegerField(), help_text="tokens of each part and of `formatted` (total)"
         )
+        time_window = time_window_field()
 
     @extend_schema(
         parameters=[CONSISTENCY_PARAMETER],
@@ -218,6 +221,7 @@ class ContextAllApi(APIView):
                         "procedural": 0,
                         "total": 18,
                     },
+                    "time_window": None,
                 },
             ),
         ],

@@ -173,7 +173,7 @@ class MemoryCollectionApi(APIView):
         ),
         parameters=[StoreOptionsSerializer],
         request=STORE_REQUEST,
-        responses={200: STORE_RESPONSE, 201: STORE_RESPONSE},
+        responses={200: STORE_RESPONSE, 201: STORE_RESPONSE, 403: ErrorSerializer},
         examples=[
             OpenApiExample(
                 "one", request_only=True, value={"text": "User prefers morning workouts", "user_id": "u1"}

@@ -14,6 +14,7 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
 from memory_app.api.serializers import MemoryOutputSerializer, represent
 from memory_app.api.strict import StrictSerializer
+from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.models.memory import MemoryKind
 from memory_app.models.shortterm import MessageRole
 from memory_app.selectors.context.injection import memory_context
@@ -75,7 +76,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class MemorySearchInputSerializer(StrictSerializer):
+    class MemorySearchInputSerializer(QueryTimeFields, StrictSerializer):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -96,6 +97,7 @@ class MemorySearchApi(APIView):
             child=serializers.CharField(),
             help_text='what this search could not do, e.g. "query_embedding_failed: fulltext only"',
         )
+        time_window = time_window_field()
 
     @extend_schema(
         summary="Search memories",
@@ -145,6 +147,7 @@ class MemorySearchApi(APIView):
                 limit=values["limit"],
                 mode=values["mode"],
                 options=options,
+                time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
             body = {
@@ -152,6 +155,7 @@ class MemorySearchApi(APIView):
                 "count": len(result.hits),
                 "results": result.hits,
                 "degraded": result.degraded,
+                "time_window": result.time_window,
             }
             return represent(self.MemorySearchOutputSerializer, body)
 
@@ -174,7 +178,7 @@ class ContextMessageSerializer(StrictSerializer):
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class ContextInputSerializer(StrictSerializer):
+    class ContextInputSerializer(QueryTimeFields, StrictSerializer):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
@@ -195,6 +199,7 @@ class ContextApi(APIView):
         query = serializers.CharField(allow_blank=True)
         facts = ContextFactSerializer(many=True)
         degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
+        time_window = time_window_field()
 
     @extend_schema(
         summary="Facts to inject for a conversation, within a token budget",
@@ -233,6 +238,7 @@ class ContextApi(APIView):
                 user_turns=values["user_turns"],
                 max_tokens=values.get("max_tokens"),
                 model=values.get("model") or None,
+                time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
             body = {
@@ -241,6 +247,7 @@ class ContextApi(APIView):
                 "query": result.query,
                 "facts": result.facts,
                 "degraded": list(result.degraded),
+                "time_window": result.time_window,
             }
             return represent(self.ContextOutputSerializer, body)
 

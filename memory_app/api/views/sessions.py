@@ -21,12 +21,19 @@ class MessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=MessageRole.choices)
     content = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
     created_at = serializers.DateTimeField(required=False)
+    speaker = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=255,
+        help_text="who said it in a multi-party chat (the summary names it; default: the role)",
+    )
 
 
 class MessageOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = SessionMessage
-        fields = ["position", "role", "content", "token_count", "created_at"]
+        fields = ["position", "role", "speaker", "content", "token_count", "created_at"]
         read_only_fields = fields
 
 
@@ -40,6 +47,7 @@ class SessionOutputSerializer(serializers.ModelSerializer):
             "summary",
             "trimmed_count",
             "token_count",
+            "context_window_tokens",
             "created_at",
             "updated_at",
         ]
@@ -55,6 +63,15 @@ class SessionMessagesApi(APIView):
         content = serializers.CharField(trim_whitespace=False, required=False, max_length=1_000_000)
         user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
         agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+        context_window_tokens = serializers.IntegerField(
+            required=False,
+            min_value=100,
+            max_value=10_000_000,
+            help_text=(
+                "this session's context window in tokens, kept for later appends (default: the agent "
+                "profile's session.context_window_tokens, else SESSION_CONTEXT_WINDOW_TOKENS)"
+            ),
+        )
 
         def validate(self, attrs: dict) -> dict:
             many = attrs.get("messages")
@@ -77,6 +94,11 @@ class SessionMessagesApi(APIView):
         appended = MessageOutputSerializer(many=True)
         trimmed_now = serializers.IntegerField()
         summarized = serializers.BooleanField()
+        summary_method = serializers.ChoiceField(
+            choices=["llm", "extractive"],
+            allow_null=True,
+            help_text="how this append folded trimmed messages into the summary (null: it did not)",
+        )
 
     @extend_schema(
         request=SessionAppendInputSerializer,
@@ -92,6 +114,7 @@ class SessionMessagesApi(APIView):
             messages=[MessageInput(**m) for m in v["messages"]],
             user_id=v["user_id"],
             agent_id=v["agent_id"],
+            context_window_tokens=v.get("context_window_tokens"),
         )
         return Response(self.SessionAppendOutputSerializer(result).data, status=201)
 

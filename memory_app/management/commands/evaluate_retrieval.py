@@ -10,9 +10,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.embeddings import embed_texts
-from memory_app.evaluation.locomo import RecallTally, load_locomo, memory_items, user_of
+from memory_app.evaluation.locomo import (
+    RecallTally,
+    asked_at,
+    conversation_range,
+    load_locomo,
+    memory_items,
+    user_of,
+)
 from memory_app.models import Memory, Tenant
-from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, TimeQuery, memory_search
+from memory_app.selectors.search.time_window import TIME_MODES
 from memory_app.services.store.memories import memory_insert_many
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
@@ -25,7 +33,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--locomo", default=str(DEFAULT_FILE), help="path of locomo10.json")
         parser.add_argument("--mode", choices=[*MODES, "all"], default="all", help="default: every mode")
-        parser.add_argument("--conversations", type=int, default=0, help="only the first N (0 = all)")
+        parser.add_argument(
+            "--conversations",
+            default="0",
+            help="only the first N (0 = all), or a range A-B of conversation numbers (5-9)",
+        )
         parser.add_argument("--context-radius", type=int, default=2, help="neighbour turns in `context`")
         parser.add_argument("--no-speaker", action="store_true", help="index turns without the speaker")
         parser.add_argument("--lexical", choices=["bm25", "ts_rank"], default=None)
@@ -33,6 +45,13 @@ class Command(BaseCommand):
         parser.add_argument("--vector-weight", type=float, default=None)
         parser.add_argument("--no-dedup", action="store_true", help="turn load-time dedup off")
         parser.add_argument("--mmr", action="store_true", help="turn MMR on")
+        parser.add_argument(
+            "--query-time",
+            choices=TIME_MODES,
+            default=None,
+            help="a time expression in a question: boost, filter or off (default SEARCH_QUERY_TIME); "
+            "`now` is the conversation's last session date",
+        )
         parser.add_argument("--tenant-slug", default="", help="reuse (or create and keep) this tenant")
         parser.add_argument("--json", action="store_true", help="last line of output: one JSON object")
 
@@ -41,8 +60,8 @@ class Command(BaseCommand):
         if not path.exists():
             raise CommandError(f"{path} does not exist (the LoCoMo file of ../shared/data)")
         turns, questions = load_locomo(path)
-        if options["conversations"]:
-            keep = set(range(options["conversations"]))
+        keep = conversation_range(options["conversations"])
+        if keep is not None:
             turns = [t for t in turns if t.conversation in keep]
             questions = [q for q in questions if q.conversation in keep]
         slug = options["tenant_slug"] or f"locomo-eval-{uuid.uuid4().hex[:8]}"
@@ -72,8 +91,10 @@ class Command(BaseCommand):
             )
             modes = MODES if options["mode"] == "all" else (options["mode"],)
             report: dict[str, Any] = {"file": str(path), "turns": len(turns), "modes": {}}
+            report["query_time"] = options["query_time"]
+            times = {c: TimeQuery(now=now, mode=options["query_time"]) for c, now in asked_at(turns).items()}
             for mode in modes:
-                report["modes"][mode] = self._run(tenant, questions, mode, search_options, dia_of)
+                report["modes"][mode] = self._run(tenant, questions, mode, search_options, dia_of, times)
                 self._print(mode, report["modes"][mode])
         finally:
             if created and not options["tenant_slug"]:
@@ -87,10 +108,17 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report))
 
     def _run(
-        self, tenant: Tenant, questions: list, mode: str, options: SearchOptions, dia_of: dict[int, set[str]]
+        self,
+        tenant: Tenant,
+        questions: list,
+        mode: str,
+        options: SearchOptions,
+        dia_of: dict[int, set[str]],
+        times: dict[int, TimeQuery],
     ) -> dict[str, Any]:
         tally = RecallTally()
         started = time.perf_counter()
+        windows = 0
         for question in questions:
             result = memory_search(
                 tenant=tenant,
@@ -99,10 +127,13 @@ class Command(BaseCommand):
                 limit=20,
                 mode=mode,
                 options=options,
+                time_query=times.get(question.conversation),
             )
+            windows += result.time_window is not None
             ranked = [set().union(*(dia_of.get(i, set()) for i in hit.member_ids)) for hit in result.hits]
             tally.add(question.category, ranked, question.evidence)
         summary = tally.summary()
+        summary["questions_with_time_window"] = windows
         summary["ms_per_question"] = round((time.perf_counter() - started) * 1000 / max(len(questions), 1), 1)
         return summary
 

@@ -11,7 +11,8 @@ from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
 from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql
-from memory_app.selectors.search.query import SearchOptions, memory_search, touch_after_commit
+from memory_app.selectors.search.query import SearchOptions, TimeQuery, memory_search, touch_after_commit
+from memory_app.selectors.search.time_window import AppliedWindow
 from memory_app.selectors.search.types import SearchFilters
 
 HEADER = "Relevant memories:"
@@ -33,6 +34,7 @@ class ContextResult:
     tokens: int
     query: str
     degraded: tuple[str, ...] = ()  # what the search underneath could not do (see SearchResult)
+    time_window: AppliedWindow | None = None  # the query's time window (see SearchResult)
 
 
 def conversation_query(messages: Sequence[dict[str, str]], *, user_turns: int = 3) -> str:
@@ -67,6 +69,7 @@ def memory_context(
     user_turns: int = 3,
     max_tokens: int | None = None,
     model: str | None = None,
+    time_query: TimeQuery | None = None,
 ) -> ContextResult:
     """Rank facts by similarity x w_s + confidence x w_c (confidence alone without any context)
     and pack them, best first, into `max_tokens` (never more)."""
@@ -74,6 +77,7 @@ def memory_context(
     text = query.strip() or conversation_query(messages, user_turns=user_turns).strip()
     facts: list[ContextFact] = []
     degraded: tuple[str, ...] = ()
+    window: AppliedWindow | None = None
     if text:
         # Similarity is the hybrid search's relevance (vector + BM25), which measured best on
         # LoCoMo, scaled by the best hit so it lives in [0, 1] like confidence.
@@ -83,8 +87,10 @@ def memory_context(
             filters=filters,
             limit=context_config().candidates,
             options=SearchOptions(touch=False),
+            time_query=time_query,
         )
         degraded = tuple(result.degraded)
+        window = result.time_window
         top = max((hit.score for hit in result.hits), default=0.0) or 1.0
         for hit in result.hits:
             similarity = max(hit.score, 0.0) / top
@@ -106,4 +112,6 @@ def memory_context(
     used = [facts[i] for i in packed.indices]
     if used:
         touch_after_commit(tenant=tenant, ids=[i for fact in used for i in fact.member_ids])
-    return ContextResult(text=packed.text, facts=used, tokens=packed.tokens, query=text, degraded=degraded)
+    return ContextResult(
+        text=packed.text, facts=used, tokens=packed.tokens, query=text, degraded=degraded, time_window=window
+    )

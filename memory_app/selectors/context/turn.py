@@ -29,7 +29,8 @@ from memory_app.models import Tenant
 from memory_app.retrieval.packing import PartLines, compose
 from memory_app.selectors.kinds.procedures import procedure_suggest
 from memory_app.selectors.kinds.sessions import session_find, session_messages
-from memory_app.selectors.search.query import QueryEmbedding, memory_search
+from memory_app.selectors.search.query import QueryEmbedding, TimeQuery, memory_search
+from memory_app.selectors.search.time_window import AppliedWindow
 from memory_app.selectors.search.types import SearchFilters
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,9 @@ class ContextRequest:
     episodic_limit: int | None = None  # None: as many as fit, up to CONTEXT_ALL_CANDIDATES
     semantic_limit: int | None = None
     max_tokens: int | None = None  # None: CONTEXT_ALL_MAX_TOKENS
+    # A time expression in the query (selectors/search/time_window.py), read for the episodic part.
+    now: datetime | None = None
+    query_time: str | None = None
 
 
 @dataclass
@@ -62,6 +66,7 @@ class ContextResult:
     max_tokens: int = 0
     tokens: dict[str, int] = field(default_factory=dict)  # per part and "total"
     formatted: str = ""
+    time_window: AppliedWindow | None = None  # the window the episodic search applied
     # Milliseconds per step of this call (not part of the response): the query embedding, each
     # part, each memory search's own steps ("episodic.rows"...), the packing.
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -101,6 +106,7 @@ class Call:
 
     embedding: QueryEmbedding | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    time_window: AppliedWindow | None = None
 
 
 # What search_memories reads of each hit's row (the rest of the row is never loaded).
@@ -115,6 +121,7 @@ def search_memories(
     limit: int,
     call: Call | None = None,
     part: str = "",
+    time_query: TimeQuery | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked memories for the query through the search contract (memory_search)."""
     result = memory_search(
@@ -124,8 +131,10 @@ def search_memories(
         limit=limit,
         query_embedding=call.embedding if call is not None else None,
         row_fields=ROW_FIELDS,
+        time_query=time_query,
     )
     if call is not None:
+        call.time_window = call.time_window or result.time_window
         for phase, ms in result.stats.get("phases_ms", {}).items():
             call.timings_ms[f"{part}.{phase}"] = ms
     rows = []
@@ -218,6 +227,7 @@ def _episodic(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
         limit=_limit(req.episodic_limit, req),
         call=call,
         part="episodic",
+        time_query=TimeQuery(now=req.now, mode=req.query_time),
     )
     return _memories_part("What you know about the user", rows, with_category=False)
 
@@ -231,6 +241,8 @@ def _semantic(tenant: Tenant, req: ContextRequest, call: Call) -> Part:
         limit=_limit(req.semantic_limit, req),
         call=call,
         part="semantic",
+        # Knowledge has no event dates: a time in the question is the episodes' business.
+        time_query=TimeQuery(mode="off"),
     )
     return _memories_part("Relevant knowledge", rows, with_category=True)
 
@@ -338,6 +350,7 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     result.tokens["total"] = composed.tokens
     _lap(call, "packing", began)
     result.timings_ms = call.timings_ms
+    result.time_window = call.time_window
     return result
 
 

@@ -32,6 +32,13 @@ from memory_app.selectors.search.candidates import (
 )
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
+from memory_app.selectors.search.time_window import (
+    AppliedWindow,
+    TimeQuery,
+    window_factors,
+    window_filters,
+    window_resolve,
+)
 from memory_app.selectors.search.types import Candidate, SearchFilters
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.store.memories import memory_touch
@@ -44,6 +51,7 @@ __all__ = [
     "SearchHit",
     "SearchOptions",
     "SearchResult",
+    "TimeQuery",
     "memory_search",
     "touch_after_commit",
 ]
@@ -67,6 +75,8 @@ class SearchResult:
     stats: dict[str, Any] = field(default_factory=dict)
     # What this search could not do, said to the caller ("query_embedding_failed: fulltext only").
     degraded: list[str] = field(default_factory=list)
+    # The window of event dates the query's time expression named, and how it applied.
+    time_window: AppliedWindow | None = None
 
 
 QUERY_EMBEDDING_FAILED = "query_embedding_failed: fulltext only"
@@ -188,13 +198,15 @@ def memory_search(
     options: SearchOptions | None = None,
     query_embedding: np.ndarray | QueryEmbedding | None = None,
     row_fields: tuple[str, ...] | None = None,
+    time_query: TimeQuery | None = None,
 ) -> SearchResult:
     """The best `limit` entries for `query` in the filtered scope of `tenant`.
 
     `query_embedding`: the query's vector, or its QueryEmbedding, when the caller has started it
     (/context/all embeds the question once for all its parts, and finishes it itself); None embeds
     it here. `row_fields`: the only fields of each hit's row the caller reads (None: all but the
-    vector); building whole model instances of 60 rows cost /context/all several milliseconds."""
+    vector); building whole model instances of 60 rows cost /context/all several milliseconds.
+    `time_query`: how a time expression in the query applies (selectors/search/time_window.py)."""
     if mode not in MODES:
         raise ApplicationError(
             f"mode must be one of {', '.join(MODES)}",
@@ -205,6 +217,8 @@ def memory_search(
     if limit <= 0:
         return SearchResult(hits=[], mode=mode)
     started = time.perf_counter()
+    window = window_resolve(query, time_query)
+    filters = window_filters(filters, window)
     opts = resolve_options(tenant=tenant, agent_id=filters.agent_id, options=options)
     fetch = fetch_size(limit, deduplicate=opts.deduplicate, margin=search_config().fetch_margin)
     k = max(fetch, opts.candidates)
@@ -257,6 +271,7 @@ def memory_search(
     ordered = [i for i in fusion.ranked(fused) if i in ranking]
     base = np.array([fused[i] for i in ordered], dtype=np.float64)
     scores = base * _time_and_feedback([ranking[i] for i in ordered], opts)
+    scores = scores * window_factors(tenant=tenant, ids=ordered, window=window)
     order = np.argsort(-scores, kind="stable")[:fetch]
     # Only the rows that can still be returned are read with their texts and vectors.
     rows = _load_texts(tenant=tenant, ids=[ordered[i] for i in order])
@@ -282,7 +297,7 @@ def memory_search(
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
         "phases_ms": phases.ms,
     }
-    return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded)
+    return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded, time_window=window)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """Short-term memory: append to a session under a token budget, trim the oldest, delete.
 
-The budget is SESSION_TRIM_AT x SESSION_CONTEXT_WINDOW_TOKENS and covers the messages plus the
-summary. Past it, the oldest messages go until what remains fits SESSION_TRIM_TO x window; with an
-LLM they are folded into the summary first, without one only `trimmed_count` remembers them. A single
+The budget is SESSION_TRIM_AT x the context window and covers the messages plus the summary; the
+window is the session's own (`context_window_tokens`), else its agent profile's
+(`session.context_window_tokens`), else SESSION_CONTEXT_WINDOW_TOKENS. Past the budget, the oldest
+messages go until what remains fits SESSION_TRIM_TO x window, folded into the summary first (of at
+most SESSION_SUMMARY_MAX_TOKENS; 0 keeps none): by the LLM when one is configured, else (or when it
+fails) extractively, keeping the sentences that carry facts (extraction/summary.py). A single
 message larger than the whole budget is cut to the budget (its beginning is kept, " […]" marks the
 cut) and, being the newest, it is the one message left; the summary is then cut to what is left.
 """
@@ -20,9 +23,11 @@ from django.db.models import Max
 from memory_app.conf import kinds_config
 from memory_app.embeddings.tokens import count_tokens, encoding_for
 from memory_app.errors import ApplicationError, not_found
+from memory_app.extraction.summary import SaidBy, extractive_summary
 from memory_app.llm_client import LlmUnavailable, chat, llm_configured
 from memory_app.models import ConversationSession, Memory, SessionMessage, Tenant
 from memory_app.retrieval.trim import plan_trim
+from memory_app.selectors.agent_profiles import agent_config
 from memory_app.services.store.forget import admin_log_forget, memories_purge
 
 logger = logging.getLogger(__name__)
@@ -44,11 +49,20 @@ class AppendResult:
     appended: list[SessionMessage]
     trimmed_now: int
     summarized: bool
+    summary_method: str | None = None  # "llm" or "extractive" when this append wrote the summary
 
 
-def session_budget() -> tuple[int, int]:
-    """(budget, target) in tokens."""
-    window = kinds_config().session_context_window_tokens
+def session_window(*, tenant: Tenant, session: ConversationSession) -> int:
+    """The session's context window in tokens: its own, else its agent's profile's, else the setting."""
+    if session.context_window_tokens:
+        return session.context_window_tokens
+    profile = agent_config(tenant=tenant, agent_id=session.agent_id).session.context_window_tokens
+    return profile or kinds_config().session_context_window_tokens
+
+
+def session_budget(window: int | None = None) -> tuple[int, int]:
+    """(budget, target) in tokens of a `window` (default: the setting's)."""
+    window = window or kinds_config().session_context_window_tokens
     return int(window * kinds_config().session_trim_at), int(window * kinds_config().session_trim_to)
 
 
@@ -88,6 +102,11 @@ def _summarize(previous: str, messages: Sequence[SessionMessage], max_tokens: in
     return chat(system=system, user=user, max_tokens=max_tokens).strip()
 
 
+def _offline_summary(previous: str, messages: Sequence[SessionMessage], max_tokens: int) -> str:
+    said = [SaidBy(m.speaker or m.role, m.content) for m in messages]
+    return extractive_summary(previous=previous, messages=said, max_tokens=max_tokens, count=count_tokens)
+
+
 def _locked_session(*, tenant: Tenant, session_id: str, user_id: str, agent_id: str) -> ConversationSession:
     session, _created = ConversationSession.objects.get_or_create(
         tenant=tenant, session_id=session_id, defaults={"user_id": user_id, "agent_id": agent_id}
@@ -116,12 +135,16 @@ def session_append(
     messages: Sequence[MessageInput],
     user_id: str = "",
     agent_id: str = "",
+    context_window_tokens: int | None = None,
 ) -> AppendResult:
-    """Append messages (oldest first) and trim the session back under its budget."""
+    """Append messages (oldest first) and trim the session back under its budget.
+    `context_window_tokens`: set the session's own window (None leaves it as it is)."""
     if not messages:
         raise ApplicationError("Give at least one message.", fields={"messages": ["Empty."]})
     session = _locked_session(tenant=tenant, session_id=session_id, user_id=user_id, agent_id=agent_id)
-    budget, target = session_budget()
+    if context_window_tokens is not None:
+        session.context_window_tokens = context_window_tokens
+    budget, target = session_budget(session_window(tenant=tenant, session=session))
     last = session.messages.aggregate(last=Max("position"))["last"]
     position = -1 if last is None else last
     new_rows = []
@@ -144,8 +167,8 @@ def session_append(
 
     rows = list(session.messages.order_by("position").only("id", "position", "token_count"))
     summary_tokens = count_tokens(session.summary)
-    use_llm = llm_configured() and kinds_config().session_summary_max_tokens > 0
-    reserve = min(kinds_config().session_summary_max_tokens, target) if use_llm else summary_tokens
+    summary_max = kinds_config().session_summary_max_tokens
+    reserve = min(summary_max, target) if summary_max > 0 else summary_tokens
     plan = plan_trim(
         [r.token_count for r in rows],
         summary_tokens=summary_tokens,
@@ -153,17 +176,21 @@ def session_append(
         target=target,
         summary_reserve=reserve,
     )
-    summarized = False
+    method: str | None = None
     if plan.trim:
         trimmed = rows[: plan.trim]
-        if use_llm:
+        if summary_max > 0:
             full = list(session.messages.filter(pk__in=[r.pk for r in trimmed]).order_by("position"))
-            try:
-                limit = max(min(kinds_config().session_summary_max_tokens, plan.summary_budget), 1)
-                session.summary = _summarize(session.summary, full, limit)
-                summarized = True
-            except LlmUnavailable as exc:
-                logger.warning("session %s: summary failed, trimming without it (%s)", session_id, exc)
+            limit = max(min(summary_max, plan.summary_budget), 1)
+            if llm_configured():
+                try:
+                    session.summary = _summarize(session.summary, full, limit)
+                    method = "llm"
+                except LlmUnavailable as exc:
+                    logger.warning("session %s: LLM summary failed, extractive instead (%s)", session_id, exc)
+            if method is None:
+                session.summary = _offline_summary(session.summary, full, limit)
+                method = "extractive"
         SessionMessage.objects.filter(pk__in=[r.pk for r in trimmed]).delete()
         session.trimmed_count += plan.trim
         rows = rows[plan.trim :]
@@ -171,7 +198,13 @@ def session_append(
     session.summary = truncate_to_tokens(session.summary, budget - remaining)
     session.token_count = remaining + count_tokens(session.summary)
     session.save()
-    return AppendResult(session=session, appended=appended, trimmed_now=plan.trim, summarized=summarized)
+    return AppendResult(
+        session=session,
+        appended=appended,
+        trimmed_now=plan.trim,
+        summarized=method is not None,
+        summary_method=method,
+    )
 
 
 @transaction.atomic

@@ -31,6 +31,7 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.store.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
+from memory_app.services.quotas import memory_quota_check, memory_quota_note
 from memory_app.services.store import locks
 from memory_app.services.store.actions import (
     act_on_decision,
@@ -53,6 +54,8 @@ from memory_app.text import normalized_hash
 logger = logging.getLogger(__name__)
 # Outcomes whose memory_id is the row inserted with the item's text.
 INSERTED_OUTCOMES = frozenset({"created", "superseded", "queued_for_review"})
+# Outcomes that add an active memory (a supersede replaces one): what the memory quota counts.
+ADDED_OUTCOMES = frozenset({"created", "queued_for_review"})
 
 
 def scope_of(item: MemoryInput) -> Scope:
@@ -108,10 +111,12 @@ def memory_store(
     batches can never deadlock) and stores item after item.
     """
     cleaned = store_items_validate(items)
+    memory_quota_check(tenant=tenant, adding=len(cleaned))
     vectors = _embed(cleaned, tenant)
     outcomes = _store_batch(
         tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
     )
+    memory_quota_note(tenant=tenant, added=sum(o.outcome in ADDED_OUTCOMES for o in outcomes))
     if all(vector is not None for vector in vectors):
         return outcomes
     return _pending_marked(tenant, outcomes)

@@ -77,11 +77,20 @@ class SearchHit(TypedDict):  # SearchHit
     lexical_score: float | None
 
 
+class TimeWindow(TypedDict):  # TimeWindow
+    start: str
+    end: str  # exclusive
+    expression: str  # the query's words that named it
+    period: Literal["day", "week", "month", "season", "year"]
+    applied: Literal["boost", "filter"]
+
+
 class SearchResult(TypedDict):  # MemorySearchOutput
     mode: str
     count: int
     results: list[SearchHit]
     degraded: list[str]  # what the search could not do (e.g. the query embedding failed)
+    time_window: TimeWindow | None  # the window of event dates a time in the query named
 
 
 class ContextFact(TypedDict):  # ContextFact
@@ -98,6 +107,7 @@ class Context(TypedDict):  # ContextOutput
     query: str
     facts: list[ContextFact]
     degraded: list[str]
+    time_window: TimeWindow | None
 
 
 class PartError(TypedDict):  # PartError
@@ -116,6 +126,7 @@ class TurnContext(TypedDict):  # ContextAllOutput
     errors: list[PartError]
     max_tokens: int  # the budget applied
     tokens: dict[str, int]  # tokens of each part and of `formatted` ("total")
+    time_window: TimeWindow | None  # applied to the episodic part
 
 
 class Session(TypedDict):  # SessionOutput
@@ -125,6 +136,7 @@ class Session(TypedDict):  # SessionOutput
     summary: str
     trimmed_count: int
     token_count: int
+    context_window_tokens: int | None  # the session's own window (None: the profile's or the setting's)
     created_at: str
     updated_at: str
 
@@ -132,6 +144,7 @@ class Session(TypedDict):  # SessionOutput
 class Message(TypedDict):  # MessageOutput
     position: int
     role: Role
+    speaker: str
     content: str
     token_count: int
     created_at: str
@@ -142,6 +155,7 @@ class SessionAppend(TypedDict):  # SessionAppendOutput
     appended: list[Message]
     trimmed_now: int
     summarized: bool
+    summary_method: Literal["llm", "extractive"] | None
 
 
 class SessionDetail(TypedDict):  # SessionGetOutput
@@ -297,6 +311,7 @@ COMPONENTS: dict[type, str] = {
     MemoryPage: "MemoryPage",
     StoreOutcome: "StoreOutcome",
     SearchHit: "SearchHit",
+    TimeWindow: "TimeWindow",
     SearchResult: "MemorySearchOutput",
     ContextFact: "ContextFact",
     Context: "ContextOutput",

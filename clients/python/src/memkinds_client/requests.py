@@ -38,6 +38,7 @@ class StoreOptions(TypedDict, total=False):  # query parameters of POST /memorie
 
 # eventual: a read replica may answer; strong: the primary, which has every acknowledged write
 Consistency = Literal["eventual", "strong"]
+QueryTime = Literal["boost", "filter", "off"]
 
 
 class ListFilters(TypedDict, total=False):  # query parameters of GET /memories
@@ -86,6 +87,8 @@ class SearchOptions(TypedDict, total=False):  # MemorySearchInputRequest, withou
     mmr: bool | None
     mmr_lambda: float
     half_life_days: float
+    now: str  # ISO 8601: what "yesterday" in the query is read against (default: the server's time)
+    query_time: QueryTime
 
 
 class ChatMessage(TypedDict):  # ContextMessageRequest
@@ -100,6 +103,8 @@ class ContextOptions(TypedDict, total=False):  # ContextInputRequest
     max_tokens: int
     model: str
     filters: SearchFilters
+    now: str
+    query_time: QueryTime
 
 
 class TurnContextOptions(TypedDict, total=False):  # ContextAllInputRequest, without query
@@ -115,6 +120,8 @@ class TurnContextOptions(TypedDict, total=False):  # ContextAllInputRequest, wit
     episodic_limit: int
     semantic_limit: int
     max_tokens: int
+    now: str
+    query_time: QueryTime
 
 
 class ConversationMessage(TypedDict, total=False):  # ChatMessageRequest
@@ -149,11 +156,13 @@ class SessionMessage(TypedDict, total=False):  # MessageRequest
     role: Required[Role]
     content: Required[str]
     created_at: str
+    speaker: str
 
 
 class AppendOptions(TypedDict, total=False):  # SessionAppendInputRequest, without messages, role, content
     user_id: str
     agent_id: str
+    context_window_tokens: int
 
 
 class SuggestOptions(TypedDict, total=False):  # ProcedureSuggestInputRequest, without query
