@@ -24,7 +24,8 @@ from .benchdb import memory_indexes_dropped
 from .store_data import COLUMNS, MODEL, WORDS, around, centres, row_text
 from .tokens_data import copy_tokens
 
-DATA_VERSION = 3  # 2: token rows (bench/support/tokens_data.py); 3: fillfactor 70 (migration 0012)
+# 2: token rows (bench/support/tokens_data.py); 3: fillfactor 70 (migration 0012); 4: int8 token rows
+DATA_VERSION = 4
 TENANT_SLUG = "bench-load"
 STSB = Path(__file__).resolve().parents[3] / "shared" / "data" / "stsbenchmark_test.tsv"
 

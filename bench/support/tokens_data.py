@@ -4,9 +4,10 @@ A real store keeps each memory's content-word vectors (models.MemoryTokens), so 
 instead of running the token model; a loaded benchmark table must have them too, or the benchmark
 would measure a store that pays a forward pass per stored text. Synthetic texts get synthetic
 vectors, as their sentence embeddings are synthetic: one unit vector per content word of
-`spelled(text)`, seeded by its stem (the same word has the same vector everywhere), rounded to
-float16 as the encoder's are. Texts in `real` (real sentences with MiniLM sentence vectors) get the
-local model's own token vectors.
+`spelled(text)`, seeded by its stem (the same word has the same vector everywhere), kept in the
+stored form the encoder's are (`alignment.tokens_bytes`: int8 codes and a float16 scale per word).
+Texts in `real` (real sentences with MiniLM sentence vectors) get the local model's own token
+vectors.
 """
 
 from __future__ import annotations
@@ -26,19 +27,20 @@ def _stem_vector(stem: str) -> np.ndarray:
     if vector is None:
         seed = int.from_bytes(hashlib.sha256(stem.encode()).digest()[:8], "little")
         v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        vector = (v / np.linalg.norm(v)).astype(np.float16)
+        vector = v / np.linalg.norm(v)
         _by_stem[stem] = vector
     return vector
 
 
 def synthetic_row(text: str) -> tuple[int, bytes]:
-    """(words, float16 bytes) of a synthetic text: a seeded unit vector per content word."""
-    from memory_app.judge.signals.alignment import spelled
+    """(words, stored bytes) of a synthetic text: a seeded unit vector per content word."""
+    from memory_app.judge.signals.alignment import TextTokens, spelled, tokens_bytes
 
-    stems, _ = spelled(text)
+    stems, names = spelled(text)
     if not stems:
         return 0, b""
-    return len(stems), np.stack([_stem_vector(s) for s in stems]).tobytes()
+    vectors = np.stack([_stem_vector(s) for s in stems])
+    return len(stems), tokens_bytes(TextTokens(stems, names, vectors))
 
 
 def real_rows(texts: Iterable[str]) -> dict[str, tuple[int, bytes]]:

@@ -7,10 +7,12 @@ class MemoryTokens(models.Model):
     """The content-word vectors of a memory's text, kept so the relation judge never runs the token
     model again for a stored text (judge/signals/alignment.py: word alignment).
 
-    Only what cannot be recomputed without the model is stored: the vectors, float16, row-major,
-    `words` x 384. The stems and name flags come from the text itself (`alignment.spelled`). A row
-    whose `text_digest` is not the SHA-256 of the memory's current text, or whose `words` is not the
-    text's count of content words, is stale and ignored (the judge then computes the vectors).
+    Only what cannot be recomputed without the model is stored: the vectors, int8 codes with a
+    float16 scale per word (`alignment.tokens_bytes`: 386 bytes a word, a quarter of float32's).
+    The stems and name flags come from the text itself (`alignment.spelled`). A row whose
+    `text_digest` is not the SHA-256 of the memory's current text, whose `words` is not the text's
+    count of content words, or whose `vectors` are not of that count's size (a row of the float16
+    form written before migration 0013) is stale and ignored (the judge then computes the vectors).
 
     The foreign key to the memory is declared in the database with ON DELETE CASCADE (migration
     0011) rather than emulated by Django: every delete path of memories (forgetting, the expiry
@@ -32,7 +34,7 @@ class MemoryTokens(models.Model):
     )
     text_digest = models.BinaryField(max_length=32, help_text="SHA-256 of the exact text")
     words = models.PositiveSmallIntegerField(help_text="content words of the text (rows of vectors)")
-    vectors = models.BinaryField(help_text="float16, row-major, words x 384")
+    vectors = models.BinaryField(help_text="words float16 scales, then int8 codes, row-major, words x 384")
 
     class Meta:
         indexes = [

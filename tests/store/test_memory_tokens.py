@@ -81,9 +81,41 @@ def test_stored_vectors_round_trip_exactly_as_the_encoder_holds_them(encoder):
     assert row.tenant_id == tenant.pk and row.words == len(alignment.spelled(OLD)[0])
 
 
-def test_freshly_computed_vectors_are_already_float16_numbers(encoder):
+def test_freshly_computed_vectors_are_already_the_stored_int8_numbers(encoder):
     (tokens,) = encoder.tokens([NEW])
-    assert np.array_equal(tokens.vectors, tokens.vectors.astype(np.float16).astype(np.float32))
+    assert np.array_equal(tokens.vectors, alignment.dequantised(*alignment.quantised(tokens.vectors)))
+    data = alignment.tokens_bytes(tokens)
+    assert len(data) == len(tokens.stems) * alignment.WORD_BYTES
+    loaded = alignment.tokens_from_bytes(NEW, len(tokens.stems), data)
+    assert loaded is not None and loaded.stems == tokens.stems
+    assert np.array_equal(loaded.vectors, tokens.vectors)
+
+
+def test_quantising_the_stored_numbers_again_gives_the_same_bytes():
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((40, alignment.TOKEN_DIMENSIONS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[5] = 0.0  # a word without word pieces keeps a zero vector
+    stored = alignment.dequantised(*alignment.quantised(vectors))
+    again = alignment.dequantised(*alignment.quantised(stored))
+    assert np.array_equal(stored, again)
+    assert np.abs(stored - vectors).max() < 2e-3
+
+
+def test_a_row_of_the_older_float16_form_is_ignored_and_found_stale(encoder):
+    tenant = TenantFactory()
+    memory = MemoryFactory(tenant=tenant, text=NEW)
+    (tokens,) = encoder.tokens([NEW])
+    words = len(tokens.stems)
+    MemoryTokens.objects.create(
+        memory=memory,
+        tenant=tenant,
+        text_digest=alignment.text_digest(NEW),
+        words=words,
+        vectors=tokens.vectors.astype(np.float16).tobytes(),
+    )
+    assert memory_tokens_load(tenant=tenant, memories=[(memory.pk, NEW)]) == {}
+    assert list(memory_tokens_stale(tenant=tenant, batch_size=10)) == [[(memory.pk, tenant.pk, NEW)]]
 
 
 def test_a_row_of_a_text_edited_since_is_ignored_and_the_vectors_are_computed(encoder):
@@ -224,7 +256,9 @@ def _row(memory: Memory, *, words: int, fill: float) -> MemoryTokens:
         tenant_id=memory.tenant_id,
         text_digest=alignment.text_digest(memory.text),
         words=words,
-        vectors=np.full((words, alignment.TOKEN_DIMENSIONS), fill, dtype=np.float16).tobytes(),
+        vectors=alignment.tokens_bytes(
+            alignment.TextTokens(("word",) * words, (False,) * words, np.full((words, 384), fill))
+        ),
     )
 
 

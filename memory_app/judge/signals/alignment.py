@@ -39,6 +39,12 @@ UNMATCHED = 0.0
 MATCHED = 0.4
 # Width of the local model's token vectors (all-MiniLM-L6-v2's hidden size).
 TOKEN_DIMENSIONS = 384
+# The stored and the computed form of a word vector: int8 codes in [-CODE_MAX, CODE_MAX] times one
+# float16 scale per word (the largest component over CODE_MAX). A quarter of float32's bytes, half
+# of float16's; the judge's decisions on the pair files, the scenarios and the LoCoMo 0-4 stream are
+# those of float16 vectors (bench/token_codec.py; SCALING.md).
+CODE_MAX = 127
+WORD_BYTES = 2 + TOKEN_DIMENSIONS  # a float16 scale and the int8 codes
 
 
 @dataclass(frozen=True)
@@ -293,9 +299,9 @@ def _word_vectors(text: str, hidden: np.ndarray, offsets: np.ndarray, mask: np.n
             norm = float(np.linalg.norm(vector))
             if norm > 0:
                 vectors[row] = vector / norm
-    # Rounded to float16 here, at the source, so that the vectors kept in the database (float16,
-    # half the bytes) and those computed afresh are the same numbers and give the same verdicts.
-    vectors = vectors.astype(np.float16).astype(np.float32)
+    # Quantised here, at the source, so that the vectors kept in the database and those computed
+    # afresh are the same numbers and give the same verdicts.
+    vectors = dequantised(*quantised(vectors))
     return TextTokens(stems=tuple(s[0] for s in spans), names=tuple(s[3] for s in spans), vectors=vectors)
 
 
@@ -350,17 +356,37 @@ def text_digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def quantised(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(scales, codes) of word vectors: a float16 scale per word, so that its largest component is
+    CODE_MAX times it, and int8 codes. Quantising the dequantised vectors gives the same scales and
+    codes again (the largest code is CODE_MAX, and a code times a float16 scale is exact in float32),
+    so a stored row and a fresh computation hold the very same numbers."""
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, TOKEN_DIMENSIONS)
+    peaks = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, dtype=np.float32)
+    scales = (peaks / CODE_MAX).astype(np.float16)
+    divisors = np.where(scales > 0, scales, 1).astype(np.float32)
+    codes = np.clip(np.rint(vectors / divisors[:, None]), -CODE_MAX, CODE_MAX).astype(np.int8)
+    return scales, codes
+
+
+def dequantised(scales: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return codes.astype(np.float32) * scales.astype(np.float32)[:, None]
+
+
 def tokens_bytes(tokens: TextTokens) -> bytes:
-    """The stored form of a text's vectors: float16, row-major, words x TOKEN_DIMENSIONS. Exact,
-    since _word_vectors rounds to float16 already."""
-    return np.ascontiguousarray(tokens.vectors, dtype=np.float16).tobytes()
+    """The stored form of a text's vectors: `words` float16 scales, then the int8 codes, row-major,
+    words x TOKEN_DIMENSIONS (WORD_BYTES a word). Exact, since _word_vectors quantises already."""
+    scales, codes = quantised(tokens.vectors)
+    return scales.tobytes() + codes.tobytes()
 
 
 def tokens_from_bytes(text: str, words: int, data: bytes) -> TextTokens | None:
     """A stored row back as the encoder's TextTokens, or None when it does not fit `text` (another
-    count of content words than `spelled(text)` gives, or another size): the caller computes it."""
+    count of content words than `spelled(text)` gives, or another size, such as a row of the
+    float16 form written before): the caller computes it."""
     stems, names = spelled(text)
-    if words != len(stems) or len(data) != 2 * words * TOKEN_DIMENSIONS:
+    if words != len(stems) or len(data) != words * WORD_BYTES:
         return None
-    vectors = np.frombuffer(data, dtype=np.float16).reshape(words, TOKEN_DIMENSIONS).astype(np.float32)
-    return TextTokens(stems=stems, names=names, vectors=vectors)
+    scales = np.frombuffer(data, dtype=np.float16, count=words)
+    codes = np.frombuffer(data, dtype=np.int8, offset=2 * words).reshape(words, TOKEN_DIMENSIONS)
+    return TextTokens(stems=stems, names=names, vectors=dequantised(scales, codes))

@@ -41,7 +41,8 @@ class Command(BaseCommand):
             action="store_true",
             help="only compute the judge's stored token vectors of active memories that have none, "
             "one of an older text, or one whose word count the judge's current word rules no longer "
-            "give (after an upgrade that changed them), with the local model; nothing else is touched",
+            "give or whose vectors are of an older stored form (after an upgrade that changed "
+            "them), with the local model; nothing else is touched",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -99,7 +100,7 @@ class Command(BaseCommand):
         stale = memory_tokens_stale_count(tenant=tenant)
         self.stdout.write(
             f"{missing} active memories without stored token vectors of their text, {stale} whose "
-            "stored word count the judge's current word rules no longer give"
+            "stored word count the judge's current word rules no longer give or stored form is older"
         )
         if not apply:
             self.stdout.write("dry run: nothing written (use --apply: compute them)")

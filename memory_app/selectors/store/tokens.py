@@ -9,7 +9,8 @@ ignored and the encoder computes the vectors, exactly as it would without the ta
 The backfill (`services/store/tokens.memory_tokens_fill`) reads from here which memories lack a
 fitting row: `memory_tokens_missing` (no row of the current text, found in SQL) and
 `memory_tokens_stale` (a row of the current text whose word count the judge's current word rules
-no longer give, found in Python from the text: only the rules know what a content word is).
+no longer give, found in Python from the text: only the rules know what a content word is; or
+whose vectors are not of the current stored form's size).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from django.db.models import BinaryField, Exists, Func, OuterRef, QuerySet, Value
+from django.db.models import BinaryField, Exists, Func, IntegerField, OuterRef, QuerySet, Value
 
 from memory_app.judge.signals.alignment import (
+    WORD_BYTES,
     TextTokens,
     spelled,
     stored_tokens,
@@ -109,8 +111,10 @@ def memory_tokens_stale(
     *, tenant: Tenant | None, batch_size: int, chunk: int = SCAN_CHUNK
 ) -> Iterator[list[tuple[int, int, str]]]:
     """Batches of (id, tenant_id, text) of active memories whose row is of their current text but
-    holds another number of content words than `spelled(text)` now gives: rows written before the
-    judge's word rules changed, which every reader ignores (`tokens_from_bytes`) until rewritten.
+    holds another number of content words than `spelled(text)` now gives (rows written before the
+    judge's word rules changed) or vectors of another size than that count takes (rows of the
+    float16 form written before the int8 one): every reader ignores them (`tokens_from_bytes`)
+    until rewritten.
 
     The rows are read in memory id order, `chunk` per query (the primary key's order), with only
     the columns the check needs, never the vectors; the check runs in Python without the model. A
@@ -120,15 +124,17 @@ def memory_tokens_stale(
     rows = MemoryTokens.objects.filter(memory__status=MemoryStatus.ACTIVE)
     if tenant is not None:
         rows = rows.filter(tenant=tenant)
-    columns = ("memory_id", "tenant_id", "memory__text", "words", "text_digest")
+    rows = rows.annotate(size=Func("vectors", function="octet_length", output_field=IntegerField()))
+    columns = ("memory_id", "tenant_id", "memory__text", "words", "text_digest", "size")
     after = 0
     found: list[tuple[int, int, str]] = []
     while True:
         page = list(rows.filter(memory_id__gt=after).order_by("memory_id").values_list(*columns)[:chunk])
         if not page:
             break
-        for memory_id, tenant_id, text, words, digest in page:
-            if words != len(spelled(text)[0]) and bytes(digest) == text_digest(text):
+        for memory_id, tenant_id, text, words, digest, size in page:
+            unfit = words != len(spelled(text)[0]) or size != words * WORD_BYTES
+            if unfit and bytes(digest) == text_digest(text):
                 found.append((memory_id, tenant_id, text))
                 if len(found) == batch_size:
                     yield found
