@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory_app', '0013_kinds_b_quota_cache'),
+        ('memory_app', '0013_quota_cache'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory_app", "0012_memory_fillfactor")]
+    dependencies = [("memory_app", "0014_session_window")]
 
     operations = [
         migrations.AlterField(
