@@ -90,6 +90,7 @@ NAMED_ARGUMENTS = {
     "record_interactions": ("InteractionBatchInputRequest", None),
     "get_session": (None, ("GET", "/api/v1/sessions/{session_id}")),
     "delete_session": (None, ("DELETE", "/api/v1/sessions/{session_id}")),
+    "delete_memory": (None, ("DELETE", "/api/v1/memories/{memory_id}")),
     "embedding_stats": (None, ("GET", "/api/v1/stats/embeddings")),
 }
 

@@ -134,6 +134,10 @@ async def every_operation(c: Any, change_id: Any) -> None:
         await c.record_interactions([{"session_id": "s6"}])
     assert bad_batch.value.status == 400 and "messages" in bad_batch.value.fields["interactions"]["0"]
 
+    await c.delete_memory(outcomes[1]["memory_id"], purge=True)
+    with pytest.raises(MemoryApiError) as purged:
+        await c.get_memory(outcomes[1]["memory_id"])
+    assert purged.value.status == 404
     assert (await c.forget_user("u1"))["user_id"] == "u1"
 
 

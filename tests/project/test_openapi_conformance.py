@@ -87,6 +87,9 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a("DELETE", f"/api/v1/memories/{newest}", expect=204)
     a("PATCH", f"/api/v1/memories/{newest}", {"topics": ["x"]}, expect=409)
     b("DELETE", f"/api/v1/memories/{newest}", expect=404)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=maybe", expect=400)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=true", expect=204)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=true", expect=404)
 
     # retrieval
     hits = a(

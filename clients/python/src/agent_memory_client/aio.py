@@ -90,8 +90,8 @@ class AsyncMemoryClient(ClientBase):
             m.Memory, await self._send(call("update_memory", path={"memory_id": memory_id}, json=changes))
         )
 
-    async def delete_memory(self, memory_id: int) -> None:
-        await self._send(call("delete_memory", path={"memory_id": memory_id}))
+    async def delete_memory(self, memory_id: int, *, purge: bool | None = None) -> None:
+        await self._send(call("delete_memory", path={"memory_id": memory_id}, params={"purge": purge}))
 
     async def feedback(self, memory_id: int, signal: Literal["helpful", "harmful"]) -> m.Memory:
         c = call("feedback", path={"memory_id": memory_id}, json={"signal": signal})

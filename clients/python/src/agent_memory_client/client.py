@@ -93,8 +93,8 @@ class MemoryClient(ClientBase):
     def update_memory(self, memory_id: int, **changes: Unpack[r.MemoryChanges]) -> m.Memory:
         return cast(m.Memory, self._send(call("update_memory", path={"memory_id": memory_id}, json=changes)))
 
-    def delete_memory(self, memory_id: int) -> None:
-        self._send(call("delete_memory", path={"memory_id": memory_id}))
+    def delete_memory(self, memory_id: int, *, purge: bool | None = None) -> None:
+        self._send(call("delete_memory", path={"memory_id": memory_id}, params={"purge": purge}))
 
     def feedback(self, memory_id: int, signal: Literal["helpful", "harmful"]) -> m.Memory:
         c = call("feedback", path={"memory_id": memory_id}, json={"signal": signal})
