@@ -8,12 +8,12 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer
-from memory_app.api.strict import StrictSerializer
 from memory_app.api.store_serializers import (
     FeedbackInputSerializer,
     LineageOutputSerializer,
     MemoryUpdateInputSerializer,
 )
+from memory_app.api.strict import StrictSerializer
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.selectors.lineage.graph import memory_lineage
