@@ -91,6 +91,9 @@ NAMED_ARGUMENTS = {
     "get_session": (None, ("GET", "/api/v1/sessions/{session_id}")),
     "delete_session": (None, ("DELETE", "/api/v1/sessions/{session_id}")),
     "delete_memory": (None, ("DELETE", "/api/v1/memories/{memory_id}")),
+    "list_agent_profiles": (None, ("GET", "/api/v1/agent-profiles")),
+    "create_agent_profile": ("AgentProfileCreateInputRequest", None),
+    "update_agent_profile": ("PatchedAgentProfileUpdateInputRequest", None),
     "embedding_stats": (None, ("GET", "/api/v1/stats/embeddings")),
 }
 

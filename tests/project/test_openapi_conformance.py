@@ -157,6 +157,21 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a("POST", "/api/v1/procedures/suggest", {"query": "weekly summary"}, expect=200)
     a("POST", "/api/v1/procedures/suggest", {}, expect=400)
 
+    # agent profiles
+    profile = {"agent_id": "coach", "name": "Coach", "config": {"search": {"mmr": True}}}
+    a("POST", "/api/v1/agent-profiles", profile, expect=201)
+    a("POST", "/api/v1/agent-profiles", profile, expect=409)
+    a("POST", "/api/v1/agent-profiles", {"agent_id": "x", "config": {"mmr": 2}}, expect=400)
+    a("GET", "/api/v1/agent-profiles", expect=200, page_size=1)
+    b("GET", "/api/v1/agent-profiles/coach", expect=404)
+    a("GET", "/api/v1/agent-profiles/coach", expect=200)
+    a("PATCH", "/api/v1/agent-profiles/coach", {"name": "Head coach"}, expect=200)
+    a("PATCH", "/api/v1/agent-profiles/coach", {"config": {"judge": "gpt"}}, expect=400)
+    b("PATCH", "/api/v1/agent-profiles/coach", {"name": "x"}, expect=404)
+    b("DELETE", "/api/v1/agent-profiles/coach", expect=404)
+    a("DELETE", "/api/v1/agent-profiles/coach", expect=204)
+    anon("GET", "/api/v1/agent-profiles", expect=401)
+
     # stats, health, forgetting a user
     a("GET", "/api/v1/stats", expect=200, user_id="u1")
     a("GET", "/api/v1/stats/embeddings", expect=200)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 
 import anyio
@@ -193,3 +193,32 @@ class AsyncMemoryClient(ClientBase):
             m.EmbeddingStats,
             await self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
         )
+
+    # agent profiles: per-agent overrides of the store and search defaults
+    async def list_agent_profiles(
+        self, *, cursor: str | None = None, page_size: int | None = None
+    ) -> m.AgentProfilePage:
+        c = call("list_agent_profiles", params={"cursor": cursor, "page_size": page_size})
+        return cast(m.AgentProfilePage, await self._send(c))
+
+    async def create_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call("create_agent_profile", json=body({"agent_id": agent_id}, {"name": name, "config": config}))
+        return cast(m.AgentProfile, await self._send(c))
+
+    async def get_agent_profile(self, agent_id: str) -> m.AgentProfile:
+        return cast(m.AgentProfile, await self._send(call("get_agent_profile", path={"agent_id": agent_id})))
+
+    async def update_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call(
+            "update_agent_profile",
+            path={"agent_id": agent_id},
+            json=body({}, {"name": name, "config": config}),
+        )
+        return cast(m.AgentProfile, await self._send(c))
+
+    async def delete_agent_profile(self, agent_id: str) -> None:
+        await self._send(call("delete_agent_profile", path={"agent_id": agent_id}))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 from urllib.parse import parse_qs, urlsplit
 
@@ -191,3 +191,32 @@ class MemoryClient(ClientBase):
             m.EmbeddingStats,
             self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
         )
+
+    # agent profiles: per-agent overrides of the store and search defaults
+    def list_agent_profiles(
+        self, *, cursor: str | None = None, page_size: int | None = None
+    ) -> m.AgentProfilePage:
+        c = call("list_agent_profiles", params={"cursor": cursor, "page_size": page_size})
+        return cast(m.AgentProfilePage, self._send(c))
+
+    def create_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call("create_agent_profile", json=body({"agent_id": agent_id}, {"name": name, "config": config}))
+        return cast(m.AgentProfile, self._send(c))
+
+    def get_agent_profile(self, agent_id: str) -> m.AgentProfile:
+        return cast(m.AgentProfile, self._send(call("get_agent_profile", path={"agent_id": agent_id})))
+
+    def update_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call(
+            "update_agent_profile",
+            path={"agent_id": agent_id},
+            json=body({}, {"name": name, "config": config}),
+        )
+        return cast(m.AgentProfile, self._send(c))
+
+    def delete_agent_profile(self, agent_id: str) -> None:
+        self._send(call("delete_agent_profile", path={"agent_id": agent_id}))

@@ -292,6 +292,20 @@ class ErrorDetail(TypedDict):  # ErrorDetail
 
 
 # model → schema component: what the suite checks field by field
+class AgentProfile(TypedDict):  # AgentProfileOutput
+    agent_id: str
+    name: str
+    config: Any
+    created_at: str
+    updated_at: str
+
+
+class AgentProfilePage(TypedDict):  # AgentProfilePage
+    next: str | None
+    previous: str | None
+    results: list[AgentProfile]
+
+
 COMPONENTS: dict[type, str] = {
     Memory: "MemoryOutput",
     MemoryPage: "MemoryPage",
@@ -324,4 +338,6 @@ COMPONENTS: dict[type, str] = {
     Health: "HealthOutput",
     Readiness: "ReadinessOutput",
     ErrorDetail: "ErrorDetail",
+    AgentProfile: "AgentProfileOutput",
+    AgentProfilePage: "AgentProfilePage",
 }

@@ -32,6 +32,11 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "forget_user": ("DELETE", "/api/v1/users/{user_id}/memories"),
     "stats": ("GET", "/api/v1/stats"),
     "embedding_stats": ("GET", "/api/v1/stats/embeddings"),
+    "list_agent_profiles": ("GET", "/api/v1/agent-profiles"),
+    "create_agent_profile": ("POST", "/api/v1/agent-profiles"),
+    "get_agent_profile": ("GET", "/api/v1/agent-profiles/{agent_id}"),
+    "update_agent_profile": ("PATCH", "/api/v1/agent-profiles/{agent_id}"),
+    "delete_agent_profile": ("DELETE", "/api/v1/agent-profiles/{agent_id}"),
 }
 
 
