@@ -94,6 +94,7 @@ NAMED_ARGUMENTS = {
     "list_agent_profiles": (None, ("GET", "/api/v1/agent-profiles")),
     "create_agent_profile": ("AgentProfileCreateInputRequest", None),
     "update_agent_profile": ("PatchedAgentProfileUpdateInputRequest", None),
+    "export_tenant": (None, ("GET", "/api/v1/export")),
     "embedding_stats": (None, ("GET", "/api/v1/stats/embeddings")),
 }
 

@@ -143,6 +143,10 @@ async def every_operation(c: Any, change_id: Any) -> None:
         await c.update_agent_profile("coach", config={"search": {"mmr": "yes"}})
     assert bad_profile.value.fields["config"] == ["search.mmr: must be true or false"]
     await c.delete_agent_profile("coach")
+    records = await c.export_tenant()
+    assert records[0]["type"] == "header" and any(r["type"] == "session" for r in records)
+    again = await c.import_tenant(records, apply=True)  # into the tenant it came from: all there
+    assert again["applied"] and set(again["imported"].values()) == {0}, again
     await c.delete_memory(outcomes[1]["memory_id"], purge=True)
     with pytest.raises(MemoryApiError) as purged:
         await c.get_memory(outcomes[1]["memory_id"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 
 import anyio
@@ -12,7 +12,7 @@ from agent_memory_client import models as m
 from agent_memory_client import requests as r
 from agent_memory_client._base import ClientBase
 from agent_memory_client.client import next_cursor
-from agent_memory_client.operations import Call, body, call, procedure_run
+from agent_memory_client.operations import Call, body, call, json_lines, procedure_run
 
 
 class AsyncMemoryClient(ClientBase):
@@ -39,7 +39,7 @@ class AsyncMemoryClient(ClientBase):
         attempt = 0
         while True:
             try:
-                response = await self._http.request(c.method, c.path, params=c.params, json=c.json)
+                response = await self._http.request(c.method, c.path, params=c.params, **self._body(c))
             except httpx.TransportError as exc:
                 if not self._retry_on_exception(c, exc, attempt):
                     raise self._failure(exc) from exc
@@ -222,3 +222,13 @@ class AsyncMemoryClient(ClientBase):
 
     async def delete_agent_profile(self, agent_id: str) -> None:
         await self._send(call("delete_agent_profile", path={"agent_id": agent_id}))
+
+    # a whole tenant: every kind as JSONL records (the export is read whole here; the endpoint streams)
+    async def export_tenant(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self._send(call("export_tenant")))
+
+    async def import_tenant(
+        self, records: bytes | Iterable[Mapping[str, Any]], *, apply: bool | None = None
+    ) -> m.ImportReport:
+        c = call("import_tenant", params={"apply": apply}, content=json_lines(records))
+        return cast(m.ImportReport, await self._send(c))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 from urllib.parse import parse_qs, urlsplit
 
@@ -12,7 +12,7 @@ import httpx
 from agent_memory_client import models as m
 from agent_memory_client import requests as r
 from agent_memory_client._base import ClientBase
-from agent_memory_client.operations import Call, body, call, procedure_run
+from agent_memory_client.operations import Call, body, call, json_lines, procedure_run
 
 
 def next_cursor(page: m.MemoryPage) -> str | None:
@@ -47,7 +47,7 @@ class MemoryClient(ClientBase):
         attempt = 0
         while True:
             try:
-                response = self._http.request(c.method, c.path, params=c.params, json=c.json)
+                response = self._http.request(c.method, c.path, params=c.params, **self._body(c))
             except httpx.TransportError as exc:
                 if not self._retry_on_exception(c, exc, attempt):
                     raise self._failure(exc) from exc
@@ -220,3 +220,13 @@ class MemoryClient(ClientBase):
 
     def delete_agent_profile(self, agent_id: str) -> None:
         self._send(call("delete_agent_profile", path={"agent_id": agent_id}))
+
+    # a whole tenant: every kind as JSONL records (the export is read whole here; the endpoint streams)
+    def export_tenant(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._send(call("export_tenant")))
+
+    def import_tenant(
+        self, records: bytes | Iterable[Mapping[str, Any]], *, apply: bool | None = None
+    ) -> m.ImportReport:
+        c = call("import_tenant", params={"apply": apply}, content=json_lines(records))
+        return cast(m.ImportReport, self._send(c))

@@ -306,6 +306,13 @@ class AgentProfilePage(TypedDict):  # AgentProfilePage
     results: list[AgentProfile]
 
 
+class ImportReport(TypedDict):  # ImportOutput
+    applied: bool
+    version: int
+    imported: dict[str, int]
+    skipped: dict[str, int]
+
+
 COMPONENTS: dict[type, str] = {
     Memory: "MemoryOutput",
     MemoryPage: "MemoryPage",
@@ -340,4 +347,5 @@ COMPONENTS: dict[type, str] = {
     ErrorDetail: "ErrorDetail",
     AgentProfile: "AgentProfileOutput",
     AgentProfilePage: "AgentProfilePage",
+    ImportReport: "ImportOutput",
 }
