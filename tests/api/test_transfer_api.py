@@ -116,4 +116,9 @@ def test_a_bad_file_is_a_400_naming_the_problem_and_stores_nothing(tenant_a, ten
     broken = tenant_b.client.generic("POST", "/api/v1/import?apply=true", "{not json\n", content_type=JSONL)
     assert broken.status_code == 400 and "line 1" in broken.json()["error"]["message"]
     assert send(tenant_b.client, [header], apply="maybe").status_code == 400
+    unknown = send(tenant_b.client, [header, {"type": "not_a_kind"}], apply="true")
+    assert (
+        unknown.status_code == 400
+        and "unknown record type 'not_a_kind'" in unknown.json()["error"]["message"]
+    )
     assert set(counts(tenant_b.tenant).values()) == {0}
