@@ -28,6 +28,7 @@ def embedding_warmup() -> None:
 def judge_warmup() -> None:
     """One pair through the judge's rules, read from the words alone (the token model never runs
     here, whatever the embedding provider), and one token count."""
+    from memory_app.embeddings import configured_model_name
     from memory_app.embeddings.tokens import count_tokens
     from memory_app.judge.calibration.params import load_calibration
     from memory_app.judge.offline import spelled_judgement
@@ -37,7 +38,8 @@ def judge_warmup() -> None:
         "Alice paid $1,800 for the trip to Paris on 3 May",
         "Alice paid eighteen hundred dollars for her Paris trip in May",
         0.2,
-        load_calibration(),
+        # The configured model's file: warm-up reads no database (the live model is the registry's).
+        load_calibration(configured_model_name()),
     )
     count_tokens("warm-up")
 

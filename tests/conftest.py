@@ -95,3 +95,16 @@ def _embedding_breaker_closed():  # type: ignore[no-untyped-def]
     breaker.reset()
     yield
     breaker.reset()
+
+
+@pytest.fixture(autouse=True)
+def _active_embedding_model(monkeypatch):  # type: ignore[no-untyped-def]
+    """Each test reads the live-model registry of its own database once: no cache from another
+    test's rows, and no re-read inside a test that counts its statements (a test of the switch
+    itself sets the interval)."""
+    from memory_app.embeddings import active
+
+    monkeypatch.setattr(active, "ACTIVE_MODEL_CACHE_SECONDS", 3600.0)
+    active.active_model_forget()
+    yield
+    active.active_model_forget()

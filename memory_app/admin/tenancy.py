@@ -49,7 +49,7 @@ class AgentProfileForm(forms.ModelForm):
 
     class Meta:
         model = AgentProfile
-        fields = ["tenant", "agent_id", "name", "config", "created_at"]
+        fields = ["tenant", "agent_id", "name", "config"]
         help_texts = {
             "config": 'JSON: {"store": {"deduplicate", "candidate_radius", "judge", "review_below"}, '
             '"search": {"deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", '
@@ -60,6 +60,7 @@ class AgentProfileForm(forms.ModelForm):
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
     form = AgentProfileForm
+    readonly_fields = ["created_at", "updated_at"]
     list_display = ["agent_id", "tenant", "name", "updated_at"]
     list_filter = ["tenant"]
     search_fields = ["agent_id", "name"]

@@ -138,12 +138,12 @@ class DepthLimitedJSONParser(parsers.JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise exceptions.ParseError("JSON nested too deeply.") from exc
-        if _depth_exceeds(data, settings.API_MAX_JSON_DEPTH):
+        if depth_exceeds(data, settings.API_MAX_JSON_DEPTH):
             raise exceptions.ParseError(f"JSON nested deeper than {settings.API_MAX_JSON_DEPTH} levels.")
         return data
 
 
-def _depth_exceeds(data: Any, limit: int) -> bool:
+def depth_exceeds(data: Any, limit: int) -> bool:
     """Iterative, so a deep document cannot exhaust the stack here either."""
     stack = [(data, 1)]
     while stack:

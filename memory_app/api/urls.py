@@ -1,5 +1,6 @@
 from django.urls import path
 
+from memory_app.api.views.agent_profiles import AgentProfileCollectionApi, AgentProfileDetailApi
 from memory_app.api.views.changes import ChangeUndoApi
 from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, InteractionsBatchApi, StatsApi
 from memory_app.api.views.health import HealthApi, ReadinessApi
@@ -9,6 +10,7 @@ from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggest
 from memory_app.api.views.search import ContextApi, MemorySearchApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
 from memory_app.api.views.stats import EmbeddingStatsApi
+from memory_app.api.views.transfer import ExportApi, ImportApi
 from memory_app.api.views.users import UserMemoriesApi
 
 urlpatterns = [
@@ -31,6 +33,10 @@ urlpatterns = [
     path("context/all", ContextAllApi.as_view(), name="context-all"),
     path("interactions", InteractionsApi.as_view(), name="interactions"),
     path("interactions/batch", InteractionsBatchApi.as_view(), name="interactions-batch"),
+    path("agent-profiles", AgentProfileCollectionApi.as_view(), name="agent-profiles"),
+    path("agent-profiles/<str:agent_id>", AgentProfileDetailApi.as_view(), name="agent-profile-detail"),
+    path("export", ExportApi.as_view(), name="tenant-export"),
+    path("import", ImportApi.as_view(), name="tenant-import"),
     path("stats", StatsApi.as_view(), name="stats"),
     # embedding cache statistics
     path("stats/embeddings", EmbeddingStatsApi.as_view(), name="stats-embeddings"),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from memory_app.conf import embeddings_config
+from memory_app.embeddings.active import active_model
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache.lookup import cached_embed_begin
 from memory_app.embeddings.cache.stats import BatchCounts, stats_record
@@ -24,8 +25,14 @@ if TYPE_CHECKING:
     from memory_app.models import Tenant
 
 
-def embedding_model_name() -> str:
-    """The model every stored vector is tagged with; vectors of different models never mix."""
+def embedding_model_name(tenant: Tenant | None = None) -> str:
+    """The live model of `tenant` (embeddings/active.py: the registry `reindex` writes, else the
+    setting); every stored vector is tagged with the model that made it, and they never mix."""
+    return active_model(tenant.pk if tenant is not None else None)
+
+
+def configured_model_name() -> str:
+    """EMBEDDING_MODEL of this process: the model a `reindex` moves to."""
     return str(embeddings_config().model)
 
 
@@ -52,7 +59,7 @@ class _Ready:
         return self.rows
 
 
-def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
+def embed_texts(texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None) -> np.ndarray:
     """n x 384 float32, L2-normalised, in input order; the cache is applied per text.
 
     `tenant`: whose private cache serves and keeps these texts (None only for tenant-less tools:
@@ -61,10 +68,12 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None) -> np.ndarray:
     Raises ApplicationError only when the provider itself fails (after its retries); a broken
     cache costs a warning and a provider call, never an error.
     """
-    return embed_texts_begin(texts, tenant=tenant).finish()
+    return embed_texts_begin(texts, tenant=tenant, model=model).finish()
 
 
-def embed_texts_begin(texts: Sequence[str], *, tenant: Tenant | None) -> EmbeddingJob:
+def embed_texts_begin(
+    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None
+) -> EmbeddingJob:
     """`embed_texts` in two steps: the cache is read now and the local model started on its batcher's
     thread, so the caller can do other work (a search reads full text) before it asks the returned
     job for `vectors()`; `finish()` also writes the cache rows, and a caller inside a read-only
@@ -76,7 +85,11 @@ def embed_texts_begin(texts: Sequence[str], *, tenant: Tenant | None) -> Embeddi
             f"embed_texts needs strings; item {bad[0]} is {type(items[bad[0]]).__name__}",
             code="invalid_embedding_input",
         )
-    provider = get_provider()
+    # `model`: a reindex building the next vectors; otherwise the tenant's live model, or for the
+    # tenant-less tools (calibration, evaluation) this process's EMBEDDING_MODEL.
+    if model is None:
+        model = embedding_model_name(tenant) if tenant is not None else configured_model_name()
+    provider = get_provider(model)
     if not items:
         return _Ready(np.zeros((0, provider.dimensions), dtype=np.float32))
     if embeddings_config().cache_enabled:

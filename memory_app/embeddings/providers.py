@@ -15,7 +15,7 @@ import numpy as np
 from memory_app.conf import OpenAIEmbeddingConfig, embeddings_config
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.embeddings import health
-from memory_app.embeddings.local import local_batcher, local_embed
+from memory_app.embeddings.local import DEFAULT_MODEL, local_batcher, local_embed, model_embed
 
 
 class EmbeddingProvider(Protocol):
@@ -48,6 +48,9 @@ class LocalProvider:
     def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
         """Start the forward pass and return a function that waits for its rows: with batching the
         pass runs on the batcher's thread while the caller goes on (a search reads full text)."""
+        if self.model != DEFAULT_MODEL:  # another local model: its own pass, on torch, unbatched
+            rows = model_embed(self.model, texts)
+            return lambda: rows
         if embeddings_config().local_batching:  # one forward pass for concurrent requests
             wait = local_batcher().submit(texts)
             return lambda: np.asarray(wait())
@@ -62,14 +65,15 @@ _lock = threading.Lock()
 _providers: dict[tuple[str, str, int, OpenAIEmbeddingConfig], EmbeddingProvider] = {}
 
 
-def _settings_key() -> tuple[str, str, int, OpenAIEmbeddingConfig]:
+def _settings_key(model: str | None) -> tuple[str, str, int, OpenAIEmbeddingConfig]:
     config = embeddings_config()
-    return (config.provider, config.model, DIMENSIONS, config.openai)
+    return (config.provider, model or config.model, DIMENSIONS, config.openai)
 
 
-def get_provider() -> EmbeddingProvider:
-    """One provider object per configuration and process (the OpenAI client keeps its connections)."""
-    key = _settings_key()
+def get_provider(model: str | None = None) -> EmbeddingProvider:
+    """One provider object per configuration, model and process (the OpenAI client keeps its
+    connections). `model`: the live one the caller read from the registry (default: the setting)."""
+    key = _settings_key(model)
     provider = _providers.get(key)
     if provider is None:
         with _lock:

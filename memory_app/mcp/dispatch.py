@@ -96,6 +96,9 @@ def call_operation(
             "HTTP_ACCEPT": "application/json",
         }
         request.GET = QueryDict(query_string)
+        # A paginated operation builds absolute page links from the host. The host here is this
+        # module's own constant, not a client's header, so it skips the ALLOWED_HOSTS check.
+        request.get_host = lambda: "mcp"  # type: ignore[method-assign]
         request._stream = io.BytesIO(payload)  # type: ignore[attr-defined]
         request._read_started = False  # type: ignore[attr-defined]
         # DRF's documented hook for an already authenticated caller (rest_framework.request.Request

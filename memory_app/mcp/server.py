@@ -1,4 +1,5 @@
-"""The MCP server (official SDK, low-level `Server`): tools, a context prompt and a memory resource.
+"""The MCP server (official SDK, low-level `Server`): tools, a context prompt and resources (a memory,
+the tenant's agent profiles, one agent profile).
 
 Why the low-level server and not `MCPServer` (the SDK's decorator API, formerly FastMCP): MCPServer
 derives a tool's JSON schema and its validation from a Python signature through pydantic, which would
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import mcp_types as types
@@ -35,6 +37,8 @@ INSTRUCTIONS = (
     "with update_memory, rate what helped or misled with memory_feedback."
 )
 MEMORY_URI = "memory://memories/{memory_id}"
+PROFILE_URI = "memory://agent-profiles/{agent_id}"
+PROFILES_URI = "memory://agent-profiles"
 PROMPT_ARGUMENTS = {
     "message": "the user's message",
     "user_id": "whose memories",
@@ -50,6 +54,24 @@ def _caller(ctx: ServerRequestContext[Any, Any], fixed: TenantPrincipal | None) 
 
 
 UNAUTHENTICATED = OperationResult(401, error_body("not_authenticated", "An API key is required."))
+
+
+def _resource_operation(uri: str) -> tuple[str, dict[str, Any]] | None:
+    """The GET operation a resource URI stands for: (URL name, path arguments); None if unknown."""
+    if uri == PROFILES_URI:
+        return "agent-profiles", {}
+    for template, url_name, key in (
+        (MEMORY_URI, "memory-detail", "memory_id"),
+        (PROFILE_URI, "agent-profile-detail", "agent_id"),
+    ):
+        prefix = template.split("{", 1)[0]
+        rest = unquote(uri[len(prefix) :]) if uri.startswith(prefix) else ""
+        if not rest or "/" in rest:
+            continue
+        if key == "memory_id":
+            return (url_name, {key: int(rest)}) if rest.isdigit() else None
+        return url_name, {key: rest}
+    return None
 
 
 def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
@@ -115,6 +137,18 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
         )
 
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name="agent-profiles",
+                    uri=PROFILES_URI,
+                    description="This tenant's agent profiles as JSON (the first page of the list).",
+                    mime_type="application/json",
+                )
+            ]
+        )
+
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: Any
     ) -> types.ListResourceTemplatesResult:
@@ -125,7 +159,13 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
                     uri_template=MEMORY_URI,
                     description="One stored memory as JSON (the get_memory tool's answer).",
                     mime_type="application/json",
-                )
+                ),
+                types.ResourceTemplate(
+                    name="agent-profile",
+                    uri_template=PROFILE_URI,
+                    description="One agent profile (its store and search overrides) as JSON.",
+                    mime_type="application/json",
+                ),
             ]
         )
 
@@ -133,19 +173,14 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        prefix = MEMORY_URI.split("{", 1)[0]
-        memory_id = uri[len(prefix) :] if uri.startswith(prefix) else ""
         who = _caller(ctx, principal)
-        if not memory_id.isdigit() or who is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown resource {uri!r}; expected {MEMORY_URI}.")
+        operation = _resource_operation(uri)
+        if operation is None or who is None:
+            expected = ", ".join((MEMORY_URI, PROFILES_URI, PROFILE_URI))
+            raise MCPError(INVALID_PARAMS, f"Unknown resource {uri!r}; expected one of {expected}.")
+        url_name, path_args = operation
         result = await anyio.to_thread.run_sync(
-            partial(
-                call_operation,
-                caller=who,
-                method="GET",
-                url_name="memory-detail",
-                path_args={"memory_id": int(memory_id)},
-            )
+            partial(call_operation, caller=who, method="GET", url_name=url_name, path_args=path_args)
         )
         if not result.ok:
             raise MCPError(INVALID_PARAMS, result.data["error"]["message"], result.data)
@@ -166,6 +201,7 @@ def build_server(*, principal: TenantPrincipal | None = None) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )

@@ -1,5 +1,5 @@
 from memory_app.models.cache import EmbeddingCacheEntry, EmbeddingCacheStats
-from memory_app.models.jobs import MaintenanceJob, ReindexVector
+from memory_app.models.jobs import ActiveEmbeddingModel, MaintenanceJob, ReindexVector
 from memory_app.models.lineage import MemoryChange, MemoryChangeSource
 from memory_app.models.memory import EpisodicMemory, Memory, SemanticMemory
 from memory_app.models.procedural import Procedure
@@ -10,6 +10,7 @@ from memory_app.models.tenancy import AgentProfile, ApiKey, Tenant
 from memory_app.models.tokens import MemoryTokens
 
 __all__ = [
+    "ActiveEmbeddingModel",
     "AgentProfile",
     "ApiKey",
     "ClusterMember",

@@ -76,3 +76,25 @@ class ReindexVector(models.Model):
 
     def __str__(self) -> str:
         return f"next vector of memory {self.memory_id} ({self.model})"
+
+
+class ActiveEmbeddingModel(models.Model):
+    """Which embedding model's vectors are live: for one tenant, or (tenant null) for every tenant
+    without a row of its own. `reindex` writes it in the transaction that switches the vectors, and
+    every process reads it (cached a few seconds, embeddings/active.py), so queries and stores follow
+    the switch without a restart. No row: the EMBEDDING_MODEL setting."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    model = models.CharField(max_length=500)
+    switched_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # Serves the lookup `WHERE tenant_id = %s OR tenant_id IS NULL`; one global row at most.
+            models.UniqueConstraint(
+                fields=["tenant"], name="activemodel_tenant_unique", nulls_distinct=False
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} ({self.tenant or 'every tenant'})"

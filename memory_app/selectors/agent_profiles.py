@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from django.db.models import QuerySet
+
+from memory_app.errors import not_found
 from memory_app.models import AgentProfile, Tenant
 from memory_app.models.agent_config import AgentProfileConfig
 
@@ -22,3 +25,15 @@ def agent_config(*, tenant: Tenant, agent_id: str | None) -> AgentProfileConfig:
     for section, key, value, _message in config.rejected:
         logger.warning("agent profile %s/%s: ignoring bad %s.%s=%r", tenant.pk, agent_id, section, key, value)
     return config
+
+
+def agent_profile_get(*, tenant: Tenant, agent_id: str) -> AgentProfile:
+    profile = AgentProfile.objects.filter(tenant=tenant, agent_id=agent_id).first()
+    if profile is None:
+        raise not_found(f"Agent profile {agent_id!r}")
+    return profile
+
+
+def agent_profile_list(*, tenant: Tenant) -> QuerySet[AgentProfile]:
+    """The tenant's profiles, for cursor pagination (ordered by id)."""
+    return AgentProfile.objects.filter(tenant=tenant)

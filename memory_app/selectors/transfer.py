@@ -1,4 +1,5 @@
-"""Export of a tenant's memories as JSONL records, lossless including lineage (see
+"""Export of a whole tenant as JSONL records, lossless: memories with lineage, kept-apart pairs, review
+clusters, procedures, sessions with their messages and agent profiles (see
 memory_app/services/transfer.py for the format and the import)."""
 
 from __future__ import annotations
@@ -10,10 +11,47 @@ from typing import Any
 import numpy as np
 from django.db.models import Prefetch
 
-from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Tenant
+from memory_app.models import (
+    AgentProfile,
+    ConversationSession,
+    DuplicateCluster,
+    KeptApartPair,
+    Memory,
+    MemoryChange,
+    Procedure,
+    Tenant,
+)
 
 FORMAT = "agent-memory-export"
-VERSION = 1
+# 2 added procedures, sessions with messages and agent profiles; a version 1 file still imports.
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+PROCEDURE_FIELDS = (
+    "user_id",
+    "pattern",
+    "pattern_hash",
+    "pattern_embedding",
+    "embedding_model",
+    "tool_sequence",
+    "execution_count",
+    "avg_execution_time_ms",
+    "avg_success_score",
+    "created_at",
+    "last_used_at",
+)
+SESSION_FIELDS = (
+    "session_id",
+    "user_id",
+    "agent_id",
+    "summary",
+    "trimmed_count",
+    "token_count",
+    "created_at",
+    "updated_at",
+    "expires_at",
+)
+MESSAGE_FIELDS = ("position", "role", "speaker", "client_message_id", "content", "token_count", "created_at")
+PROFILE_FIELDS = ("agent_id", "name", "config", "created_at", "updated_at")
 MEMORY_SKIP = {"id", "tenant_id", "search_vector", "superseded_by_id"}
 CHANGE_FIELDS = ("operation", "relation", "actor_type", "reason", "confidence", "created_at", "undone_at")
 CLUSTER_FIELDS = (
@@ -47,7 +85,7 @@ def memory_fields() -> list[str]:
     return [f.attname for f in Memory._meta.concrete_fields if f.attname not in MEMORY_SKIP]
 
 
-def memory_export_records(*, tenant: Tenant, batch_size: int = 2000) -> Iterator[dict[str, Any]]:
+def tenant_export_records(*, tenant: Tenant, batch_size: int = 2000) -> Iterator[dict[str, Any]]:
     """The tenant's records, streamed in id order (memories read in batches, vectors included)."""
     yield {"type": "header", "format": FORMAT, "version": VERSION, "tenant": tenant.slug, "name": tenant.name}
     fields = memory_fields()
@@ -92,3 +130,23 @@ def memory_export_records(*, tenant: Tenant, batch_size: int = 2000) -> Iterator
             ],
             "change_ids": sorted(c.pk for c in cluster.changes.all()),
         }
+    yield from _kinds_records(tenant, batch_size)
+
+
+def _kinds_records(tenant: Tenant, batch_size: int) -> Iterator[dict[str, Any]]:
+    for procedure in Procedure.objects.filter(tenant=tenant).order_by("pk").iterator(batch_size):
+        yield {"type": "procedure", **{name: _out(getattr(procedure, name)) for name in PROCEDURE_FIELDS}}
+    # Messages are read per session: a session holds at most its context window's worth.
+    for session in ConversationSession.objects.filter(tenant=tenant).order_by("pk").iterator(batch_size):
+        messages = session.messages.order_by("position").values_list(*MESSAGE_FIELDS)
+        yield {
+            "type": "session",
+            **{name: _out(getattr(session, name)) for name in SESSION_FIELDS},
+            "messages": [{k: _out(v) for k, v in zip(MESSAGE_FIELDS, row, strict=True)} for row in messages],
+        }
+    for profile in AgentProfile.objects.filter(tenant=tenant).order_by("pk"):
+        yield {"type": "agent_profile", **{name: _out(getattr(profile, name)) for name in PROFILE_FIELDS}}
+
+
+# The name the export command and its tests have used since version 1.
+memory_export_records = tenant_export_records

@@ -103,6 +103,11 @@ NAMED_ARGUMENTS = {
     "record_interactions": ("InteractionBatchInputRequest", None),
     "get_session": (None, ("GET", "/api/v1/sessions/{session_id}")),
     "delete_session": (None, ("DELETE", "/api/v1/sessions/{session_id}")),
+    "delete_memory": (None, ("DELETE", "/api/v1/memories/{memory_id}")),
+    "list_agent_profiles": (None, ("GET", "/api/v1/agent-profiles")),
+    "create_agent_profile": ("AgentProfileCreateInputRequest", None),
+    "update_agent_profile": ("PatchedAgentProfileUpdateInputRequest", None),
+    "export_tenant": (None, ("GET", "/api/v1/export")),
     "embedding_stats": (None, ("GET", "/api/v1/stats/embeddings")),
 }
 

@@ -145,6 +145,23 @@ async def every_operation(c: Any, change_id: Any) -> None:
         await c.record_interactions([{"session_id": "s6"}])
     assert bad_batch.value.status == 400 and "messages" in bad_batch.value.fields["interactions"]["0"]
 
+    profile = await c.create_agent_profile("coach", name="Coach", config={"search": {"mmr": True}})
+    assert profile["config"] == {"search": {"mmr": True}}
+    assert (await c.update_agent_profile("coach", name="Head coach"))["name"] == "Head coach"
+    assert (await c.get_agent_profile("coach"))["config"] == {"search": {"mmr": True}}
+    assert [p["agent_id"] for p in (await c.list_agent_profiles(page_size=5))["results"]] == ["coach"]
+    with pytest.raises(MemoryApiError) as bad_profile:
+        await c.update_agent_profile("coach", config={"search": {"mmr": "yes"}})
+    assert bad_profile.value.fields["config"] == ["search.mmr: must be true or false"]
+    await c.delete_agent_profile("coach")
+    records = await c.export_tenant()
+    assert records[0]["type"] == "header" and any(r["type"] == "session" for r in records)
+    again = await c.import_tenant(records, apply=True)  # into the tenant it came from: all there
+    assert again["applied"] and set(again["imported"].values()) == {0}, again
+    await c.delete_memory(outcomes[1]["memory_id"], purge=True)
+    with pytest.raises(MemoryApiError) as purged:
+        await c.get_memory(outcomes[1]["memory_id"])
+    assert purged.value.status == 404
     assert (await c.forget_user("u1"))["user_id"] == "u1"
 
 

@@ -15,7 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from memory_app.mcp.schemas import KNOB_MESSAGE, OPERATOR_KNOBS
-from memory_app.models import Memory
+from memory_app.models import Memory, Tenant
+from memory_app.services.agent_profiles import agent_profile_create
 from memory_app.services.api_keys import api_key_revoke
 from tests.conftest import TenantClient
 from tests.support.mcp_helpers import (
@@ -116,6 +117,26 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert "peanuts" in prompt.messages[0].content.text
     resource = await client.read_resource(f"memory://memories/{memory_id}")
     assert '"pinned": true' in resource.contents[0].text
+
+    await anyio.to_thread.run_sync(
+        in_thread(
+            lambda: agent_profile_create(
+                tenant=Tenant.objects.get(slug="tenant-a"), agent_id="coach", config={"search": {"mmr": True}}
+            )
+        )
+    )
+    assert [r.uri for r in (await client.list_resources()).resources] == ["memory://agent-profiles"]
+    templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    assert templates == {"memory://memories/{memory_id}", "memory://agent-profiles/{agent_id}"}
+    profiles = await client.read_resource("memory://agent-profiles")
+    assert '"agent_id": "coach"' in profiles.contents[0].text
+    profile = await client.read_resource("memory://agent-profiles/coach")
+    assert '"mmr": true' in profile.contents[0].text
+    assert '"results": []' in (await other.read_resource("memory://agent-profiles")).contents[0].text
+    with pytest.raises(MCPError):
+        await other.read_resource("memory://agent-profiles/coach")
+    with pytest.raises(MCPError):
+        await client.read_resource("memory://agent-profiles/nobody")
 
     # the other tenant sees nothing of this one's
     assert error_of(await other.call_tool("get_memory", {"memory_id": memory_id}))["code"] == "not_found"

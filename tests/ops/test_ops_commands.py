@@ -15,14 +15,14 @@ from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
 from memory_app.embeddings import embed_texts
-from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Procedure, ReindexVector
+from memory_app.models import DuplicateCluster, Memory, MemoryChange, Procedure, ReindexVector
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.transfer import memory_export_records
-from memory_app.services.lineage.changes import memory_change_undo, memory_merge, memory_supersede
+from memory_app.services.lineage.changes import memory_change_undo, memory_supersede
 from memory_app.services.maintenance.reindex import reindex_build
-from memory_app.services.review.queue import review_cluster_create
 from tests.factories import ProcedureFactory, TenantFactory, unit_vector
-from tests.factories.ops import near, put
+from tests.factories.ops import put
+from tests.factories.transfer import canonical_export, lineage_tenant
 
 
 def run(*args: Any) -> str:
@@ -162,47 +162,7 @@ def test_rebuild_indexes_lists_by_default_and_rebuilds_concurrently_with_apply()
 
 
 def _lineage_tenant() -> Any:
-    tenant = TenantFactory()
-    a = put(tenant, "likes green tea", near(1, 0.05, 1), topics=["drinks"], metadata={"src": "chat"})
-    b = put(tenant, "User likes green tea", near(1, 0.05, 2), context="said twice")
-    c = put(tenant, "BMI goal 23", near(2, 0.05, 1))
-    d = put(tenant, "BMI goal 24", near(2, 0.05, 2))
-    e = put(tenant, "espresso grinder is broken", near(3, 0.05, 1), user_id="u2")
-    f = put(tenant, "espresso machine is broken", near(3, 0.05, 2), user_id="u2")
-    g = put(tenant, "walks the dog", unit_vector(50), user_id="u2")
-    h = put(tenant, "walks the dog daily", unit_vector(51), user_id="u2")
-    Memory.objects.filter(pk=a.pk).update(access_count=3, helpful_count=1)
-    merge = memory_merge(tenant=tenant, memory_ids=[a.pk, b.pk], reason="dup", confidence=0.9)
-    memory_supersede(tenant=tenant, old_id=c.pk, new_id=d.pk)
-    undone = memory_supersede(tenant=tenant, old_id=g.pk, new_id=h.pk)
-    memory_change_undo(tenant=tenant, change_id=undone.pk)
-    KeptApartPair.objects.create(tenant=tenant, memory_low_id=e.pk, memory_high_id=f.pk)
-    cluster = review_cluster_create(
-        tenant=tenant, memory_ids=[g.pk, h.pk], verdict="duplicate", confidence=0.5
-    )
-    assert cluster is not None
-    cluster.changes.add(undone)
-    assert merge.sources.count() == 2
-    return tenant
-
-
-def _canonical(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records with every id replaced by its position, so two exports compare across id spaces."""
-    memory_ids = {r["id"]: i for i, r in enumerate(r for r in records if r["type"] == "memory")}
-    change_ids = {r["id"]: i for i, r in enumerate(r for r in records if r["type"] == "change")}
-
-    def fix(value: Any, key: str = "") -> Any:
-        if isinstance(value, dict):
-            return {k: fix(v, k) for k, v in value.items() if k not in ("tenant", "name", "tenant_id")}
-        if isinstance(value, list):
-            return [fix(v, key) for v in value]
-        if key == "change_ids" and value is not None:
-            return change_ids[value]
-        if key in ("id", "memory_id", "result_id", "superseded_by_id", "memory_low_id", "memory_high_id"):
-            return None if value is None else memory_ids.get(value, change_ids.get(value))
-        return value
-
-    return [fix(r) for r in records]
+    return lineage_tenant(TenantFactory())
 
 
 @pytest.mark.django_db
@@ -222,7 +182,7 @@ def test_export_then_import_is_a_lossless_round_trip_including_lineage(tmp_path:
 
     copy = Tenant.objects.get(slug="copy")
     again = list(json.loads(json.dumps(r)) for r in memory_export_records(tenant=copy))
-    assert _canonical(again) == _canonical(original)
+    assert canonical_export(again) == canonical_export(original)
 
     # Undo works on the imported lineage exactly as on the original.
     imported_merge = MemoryChange.objects.get(tenant=copy, operation="merge")

@@ -7,11 +7,23 @@ schema is the schema's own tests' business.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 
 EXAMPLES_PER_OPERATION = 20
+
+
+@schemathesis.serializer("application/x-ndjson")
+def _json_lines(ctx: object, value: object) -> bytes:
+    """The import's body (JSONL, documented as a string): the generated text as it is, or a generated
+    list of documents one per line."""
+    if isinstance(value, str):
+        return value.encode("utf-8", errors="surrogatepass")
+    items = value if isinstance(value, list) else [value]
+    return "".join(json.dumps(item) + "\n" for item in items).encode()
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ operation (success and the errors that occur) matches it exactly."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -29,12 +30,18 @@ class Checked:
 
     def __call__(self, method: str, path: str, body: Any = None, *, expect: int, **query: Any) -> Any:
         call = getattr(self.client, method.lower())
-        response = call(path, body, format="json") if body is not None else call(path, query or None)
-        assert response.status_code == expect, (method, path, response.status_code, response.content[:500])
-        self.conformance.check(
-            method, path, response.status_code, response.content, response.get("Content-Type")
-        )
-        return response.json() if response.content else None
+        if isinstance(body, bytes):  # a JSONL body (the import)
+            response = self.client.generic(method, path, body, content_type="application/x-ndjson")
+        elif body is not None:
+            response = call(path, body, format="json")
+        else:
+            response = call(path, query or None)
+        content = b"".join(response.streaming_content) if response.streaming else response.content
+        assert response.status_code == expect, (method, path, response.status_code, content[:500])
+        self.conformance.check(method, path, response.status_code, content, response.get("Content-Type"))
+        if response.get("Content-Type", "").startswith("application/x-ndjson"):
+            return [json.loads(line) for line in content.decode().splitlines()]
+        return json.loads(content) if content else None
 
 
 @pytest.fixture
@@ -87,6 +94,9 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a("DELETE", f"/api/v1/memories/{newest}", expect=204)
     a("PATCH", f"/api/v1/memories/{newest}", {"topics": ["x"]}, expect=409)
     b("DELETE", f"/api/v1/memories/{newest}", expect=404)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=maybe", expect=400)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=true", expect=204)
+    a("DELETE", f"/api/v1/memories/{newest}?purge=true", expect=404)
 
     # retrieval
     hits = a(
@@ -180,6 +190,30 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a("POST", "/api/v1/procedures/record", {"query": "weekly summary"}, expect=400)
     a("POST", "/api/v1/procedures/suggest", {"query": "weekly summary"}, expect=200)
     a("POST", "/api/v1/procedures/suggest", {}, expect=400)
+
+    # agent profiles
+    profile = {"agent_id": "coach", "name": "Coach", "config": {"search": {"mmr": True}}}
+    a("POST", "/api/v1/agent-profiles", profile, expect=201)
+    a("POST", "/api/v1/agent-profiles", profile, expect=409)
+    a("POST", "/api/v1/agent-profiles", {"agent_id": "x", "config": {"mmr": 2}}, expect=400)
+    a("GET", "/api/v1/agent-profiles", expect=200, page_size=1)
+    b("GET", "/api/v1/agent-profiles/coach", expect=404)
+    a("GET", "/api/v1/agent-profiles/coach", expect=200)
+    a("PATCH", "/api/v1/agent-profiles/coach", {"name": "Head coach"}, expect=200)
+    a("PATCH", "/api/v1/agent-profiles/coach", {"config": {"judge": "gpt"}}, expect=400)
+    b("PATCH", "/api/v1/agent-profiles/coach", {"name": "x"}, expect=404)
+    b("DELETE", "/api/v1/agent-profiles/coach", expect=404)
+    a("DELETE", "/api/v1/agent-profiles/coach", expect=204)
+    anon("GET", "/api/v1/agent-profiles", expect=401)
+
+    # a whole tenant: export (JSONL, streamed), import into another tenant (dry run, then applied)
+    records = a("GET", "/api/v1/export", expect=200)
+    assert {r["type"] for r in records} >= {"header", "memory", "change", "session", "procedure"}
+    jsonl = "".join(json.dumps(r) + "\n" for r in records).encode()
+    b("POST", "/api/v1/import", jsonl, expect=200)
+    b("POST", "/api/v1/import?apply=true", jsonl, expect=200)
+    b("POST", "/api/v1/import?apply=true", b"{broken\n", expect=400)
+    anon("GET", "/api/v1/export", expect=401)
 
     # stats, health, forgetting a user
     a("GET", "/api/v1/stats", expect=200, user_id="u1")

@@ -76,11 +76,25 @@ def test_the_model_refuses_an_invalid_config_on_full_clean() -> None:
 def test_the_admin_form_shows_the_config_errors_and_saves_nothing() -> None:
     tenant = TenantFactory()
     data = {"tenant": tenant.pk, "agent_id": "bot", "name": "", "config": '{"judge": "gpt"}'}
-    data |= {"created_at_0": "2026-01-01", "created_at_1": "00:00:00", "created_at": "2026-01-01 00:00:00"}
     form = AgentProfileForm(data=data)
     assert not form.is_valid()
     assert form.errors["config"] == ["judge: must be one of offline, llm"]
     assert not AgentProfile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_admin_add_form_saves_a_profile_without_a_typed_timestamp(client) -> None:
+    from django.contrib.auth import get_user_model
+
+    tenant = TenantFactory()
+    client.force_login(get_user_model().objects.create_superuser("op", "op@example.com", "pw"))
+    page = client.get("/admin/memory_app/agentprofile/add/")
+    assert page.status_code == 200 and b'name="created_at' not in page.content
+    data = {"tenant": tenant.pk, "agent_id": "bot", "name": "Bot", "config": '{"search": {"mmr": true}}'}
+    response = client.post("/admin/memory_app/agentprofile/add/", data)
+    assert response.status_code == 302, response.content[:2000]
+    profile = AgentProfile.objects.get(tenant=tenant, agent_id="bot")
+    assert profile.config == {"search": {"mmr": True}} and profile.created_at is not None
 
 
 @pytest.mark.django_db

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from memory_app.embeddings import embedding_model_name
 from memory_app.selectors.search.candidates import fulltext_candidates, indexed_scopes, vector_candidates
 from memory_app.selectors.search.types import SearchFilters
 from tests.factories import MemoryFactory, unit_vector
@@ -70,6 +71,7 @@ def test_an_empty_scope_is_counted_and_not_searched(tenant_a, django_assert_num_
     MemoryFactory(tenant=tenant_a.tenant, user_id="someone", text="memory of someone")
     filters = SearchFilters(user_id="nobody")
     indexed_scopes(tenant=tenant_a.tenant)  # read once, then remembered for a while
+    embedding_model_name(tenant_a.tenant)  # the live model too (the query's embedding read it)
     with django_assert_num_queries(1):  # the scope's count, no candidate statement
         found = vector_candidates(
             tenant=tenant_a.tenant, filters=filters, query_embedding=unit_vector(1), k=10

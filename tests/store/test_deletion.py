@@ -133,3 +133,31 @@ def test_deleting_a_session_with_its_memories_forgets_their_lineage(tenant_a):
     assert r.status_code == 200
     assert r.json()["deleted"] == {"sessions": 1, "messages": 1, "memories": 2}
     assert tables_containing(MARK) == []
+
+
+def test_purging_one_memory_forgets_its_text_and_lineage_at_once(tenant_a, tenant_b):
+    t = tenant_a.tenant
+    old = MemoryFactory(tenant=t, user_id="u1", text=f"{MARK} goal weight 80 kg")
+    new = MemoryFactory(tenant=t, user_id="u1", text=f"{MARK} goal weight 75 kg")
+    memory_supersede(tenant=t, old_id=old.pk, new_id=new.pk, reason=f"changed {MARK}")
+    kept = MemoryFactory(tenant=t, user_id="u1", text="espresso cup is chipped")
+    assert "memory_app_memorychangesource.snapshot" in tables_containing(MARK)
+
+    assert tenant_b.client.delete(f"/api/v1/memories/{new.pk}?purge=true").status_code == 404
+    assert tenant_a.client.delete(f"/api/v1/memories/{new.pk}?purge=maybe").status_code == 400
+    assert tables_containing(MARK)
+
+    assert tenant_a.client.delete(f"/api/v1/memories/{new.pk}?purge=true").status_code == 204
+    assert tables_containing(MARK) == []
+    assert not Memory.objects.filter(pk__in=[old.pk, new.pk]).exists()
+    assert tenant_a.client.get(f"/api/v1/memories/{new.pk}").status_code == 404
+    assert tenant_a.client.delete(f"/api/v1/memories/{new.pk}?purge=true").status_code == 404
+    assert Memory.objects.filter(pk=kept.pk, status="active").exists()
+
+
+def test_a_soft_deleted_memory_can_still_be_purged(tenant_a):
+    memory = MemoryFactory(tenant=tenant_a.tenant, text=f"{MARK} secret plan")
+    assert tenant_a.client.delete(f"/api/v1/memories/{memory.pk}").status_code == 204
+    assert tenant_a.client.get(f"/api/v1/memories/{memory.pk}").json()["text"] == f"{MARK} secret plan"
+    assert tenant_a.client.delete(f"/api/v1/memories/{memory.pk}?purge=true").status_code == 204
+    assert tables_containing(MARK) == []

@@ -42,8 +42,10 @@ TENANT_TABLES = (
 )
 _TABLE = re.compile(r'\b"?(' + "|".join(TENANT_TABLES) + r')"?(?![\w])')
 _PREDICATE = re.compile(r'tenant_id"?\s*(?:=|IN\b|<>|IS\b)', re.IGNORECASE)
-# An INSERT target with its tenant_id column (Citus routes the row by that value).
+# An INSERT target with its tenant_id column (Citus routes the row by that value), and the RETURNING
+# list of such an INSERT (a bulk_create's `RETURNING "table"."id"` reads back the rows it routed).
 _INSERT_WITH_TENANT = re.compile(r'INSERT\s+INTO\s+"?\w+"?\s*\([^)]*\btenant_id\b[^)]*\)', re.IGNORECASE)
+_RETURNING = re.compile(r"\bRETURNING\b.*$", re.IGNORECASE | re.DOTALL)
 # Statements about the schema or the server, not about rows.
 _NOT_ROWS = re.compile(
     r"^\s*(?:CREATE|DROP|ALTER|REINDEX|ANALYZE|VACUUM|EXPLAIN \(COSTS OFF\) SELECT 1|SET|SHOW|TRUNCATE)\b",
@@ -130,6 +132,8 @@ def statement_is_scoped(sql: str) -> bool:
         if _NOT_ROWS.match(statement):
             continue
         rest = _INSERT_WITH_TENANT.sub("", statement)
+        if rest != statement:
+            rest = _RETURNING.sub("", rest)
         if _TABLE.search(rest) and not _PREDICATE.search(rest):
             return False
     return True

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,11 +13,13 @@ from memory_app.api.store_serializers import (
     LineageOutputSerializer,
     MemoryUpdateInputSerializer,
 )
+from memory_app.api.strict import StrictSerializer
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
 from memory_app.selectors.lineage.graph import memory_lineage
 from memory_app.selectors.memories import memory_get, memory_supersedes_attach
 from memory_app.services.store.edit import memory_delete, memory_feedback, memory_update
+from memory_app.services.store.forget import memory_purge
 
 # 401 and 503 everywhere, 400 where there is input: added by api/schema.add_error_responses.
 READ_ERRORS = {404: ErrorSerializer}
@@ -27,6 +30,18 @@ def _output(tenant: Tenant, memory_id: int) -> dict:
     memory = memory_get(tenant=tenant, memory_id=memory_id)  # 404 outside the tenant
     memory_supersedes_attach(tenant=tenant, memories=[memory])
     return MemoryOutputSerializer(memory).data
+
+
+class MemoryDeleteParamsSerializer(StrictSerializer):
+    purge = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "true: forget now. The row, the rows it replaced, the lineage snapshots and review records "
+            "naming them, and their embedding-cache rows are hard-deleted at once (as "
+            "`DELETE /users/{user_id}/memories` does), with no undo."
+        ),
+    )
 
 
 class MemoryDetailApi(APIView):
@@ -59,12 +74,24 @@ class MemoryDetailApi(APIView):
         return Response(_output(tenant, memory.pk))
 
     @extend_schema(
-        summary="Delete a memory (soft)",
-        description="Sets status `deleted`; the row and its lineage stay. Repeating it is not an error.",
-        responses={204: None, **READ_ERRORS},
+        summary="Delete a memory (soft, or purged with purge=true)",
+        description=(
+            "Soft by default: sets status `deleted`; the row, its text and its lineage stay (undo, audit) "
+            "until the expiry sweep hard-deletes it MEMORY_EXPIRY_GRACE_DAYS (default 30) days later. "
+            "Repeating it is not an error. `purge=true` forgets it now: the row, the rows it replaced "
+            "and every lineage snapshot or review record naming them are hard-deleted; a second purge "
+            "is a 404."
+        ),
+        parameters=[MemoryDeleteParamsSerializer],
+        responses={204: None, **ERRORS},
     )
     def delete(self, request: Request, memory_id: int) -> Response:
-        memory_delete(tenant=tenant_of(request), memory_id=memory_id)
+        params = MemoryDeleteParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        if params.validated_data["purge"]:
+            memory_purge(tenant=tenant_of(request), memory_id=memory_id)
+        else:
+            memory_delete(tenant=tenant_of(request), memory_id=memory_id)
         return Response(status=204)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_app.conf import judge_config
-from memory_app.embeddings import embedding_model_name
+from memory_app.embeddings import configured_model_name
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,12 @@ def _load_file(model: str) -> Calibration:
         return calibration_from_dict(json.loads(path.read_text()))
     # No calibration for this model: borrow MiniLM's feature weights but never merge on its own
     # (review_below above 1), since distances from another model mean something else.
-    log.warning("no dedup calibration for embedding model %r; merges go to review", model)
+    log.warning(
+        "no dedup calibration for embedding model %r: conservative thresholds, every merge goes to "
+        "review; fit one with `manage.py calibrate_dedup --pairs FILE` (run with EMBEDDING_MODEL=%s)",
+        model,
+        model,
+    )
     base = _load_file(DEFAULT_MODEL) if model != DEFAULT_MODEL else None
     if base is None:
         return Calibration(model=model, candidate_radius=0.5, review_below=1.01, fitted=False)
@@ -112,8 +117,9 @@ def _load_file(model: str) -> Calibration:
 
 
 def load_calibration(model: str | None = None) -> Calibration:
-    """The calibration for `model` (default: the configured embedding model), with settings overrides."""
-    cal = _load_file(model or embedding_model_name())
+    """The calibration for `model` (default: the configured embedding model, EMBEDDING_MODEL; the
+    store path names the tenant's live one), with settings overrides."""
+    cal = _load_file(model or configured_model_name())
     overrides = judge_config()
     radius, review_below = overrides.candidate_radius, overrides.review_below
     if radius is not None:

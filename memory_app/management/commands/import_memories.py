@@ -13,18 +13,30 @@ from tqdm import tqdm
 
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
-from memory_app.services.transfer import memory_import_records
+from memory_app.services.api_keys import tenant_create
+from memory_app.services.transfer import ImportReport, tenant_import
 
 
 class _DryRun(Exception):
     pass
 
 
+def _summary(report: ImportReport) -> str:
+    done = ", ".join(f"{n} {kind}" for kind, n in report.imported.items())
+    skipped = sum(report.skipped.values())
+    if not skipped:
+        return done
+    already = ", ".join(f"{n} {kind}" for kind, n in report.skipped.items() if n)
+    return f"{done} (skipped, already there: {already})"
+
+
 class Command(BaseCommand):
     help = (
-        "Import a file written by export_memories into a tenant (created if --create-tenant). Every id "
-        "is remapped, lineage and undo included. All or nothing. Dry run by default: the import runs "
-        "inside a transaction that is rolled back, so every error shows; --apply commits it."
+        "Import a file written by export_memories (or GET /api/v1/export) into a tenant (created if "
+        "--create-tenant): memories with lineage, review state, procedures, sessions, agent profiles. "
+        "Every id is remapped, lineage and undo included; records the tenant already holds are skipped. "
+        "All or nothing. Dry run by default: the import runs inside a transaction that is rolled back, "
+        "so every error shows; --apply commits it."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -54,9 +66,9 @@ class Command(BaseCommand):
                 if tenant is None:
                     if not options["create_tenant"]:
                         raise CommandError(f"no tenant {slug!r} (use --create-tenant)")
-                    tenant = Tenant.objects.create(name=slug, slug=slug)
-                counts = memory_import_records(tenant=tenant, records=self._records(options["path"]))
-                summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+                    tenant = tenant_create(name=slug, slug=slug)
+                report = tenant_import(tenant=tenant, records=self._records(options["path"]), apply=True)
+                summary = _summary(report)
                 if not options["apply"]:
                     raise _DryRun(summary)
         except _DryRun as dry:

@@ -6,12 +6,14 @@ import functools
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.db.models import Count
 from tqdm import tqdm
 
-from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.embeddings import configured_model_name, embed_texts, embedding_model_name
 from memory_app.models import Memory, Procedure, ReindexVector
 from memory_app.selectors.store.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
+    active_model_pin,
     reindex_build,
     reindex_pending,
     reindex_procedures,
@@ -25,10 +27,12 @@ from ._ops import add_tenant_argument, tenant_or_none
 class Command(BaseCommand):
     help = (
         "Re-embed every memory (any status) and every procedure pattern with the configured model "
-        "(EMBEDDING_PROVIDER / EMBEDDING_MODEL of this process). New memory vectors are built in a "
-        "side table while searches keep using the live ones; at the end one transaction switches "
-        "them, then procedure patterns are re-embedded in place. An interrupted run resumes where "
-        "it stopped. Dry run by default: prints what it would do; --apply acts."
+        "(EMBEDDING_PROVIDER / EMBEDDING_MODEL of this process: a sentence-transformers directory or "
+        "an installed model package). New memory vectors are built in a side table while searches "
+        "and stores keep using the live model; at the end one transaction switches the vectors and "
+        "the live model, which running processes follow within seconds, then procedure patterns are "
+        "re-embedded in place. An interrupted run resumes where it stopped. Dry run by default: "
+        "prints what it would do; --apply acts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -50,7 +54,7 @@ class Command(BaseCommand):
         if options["tokens"]:
             self._tokens(tenant, apply=options["apply"])
             return
-        model = embedding_model_name()
+        model = configured_model_name()
         scope = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
         pending = reindex_pending(tenant=tenant, model=model).count()
         built = ReindexVector.objects.filter(model=model, memory__in=scope).count()
@@ -64,8 +68,17 @@ class Command(BaseCommand):
         if not options["apply"]:
             self.stdout.write("dry run: nothing written (use --apply)")
             return
+        # Searches and stores keep the live model until the switch, whatever this process's setting.
+        # Without a registry row the live model is the setting here, i.e. the target: the rows'
+        # most common label is what the other processes still use.
+        live = embedding_model_name(tenant)
+        if live == model:
+            labels = scope.exclude(embedding_model="").values("embedding_model").annotate(n=Count("id"))
+            top = labels.order_by("-n").values_list("embedding_model", flat=True).first()
+            live = top or model
+        active_model_pin(tenant=tenant, current=live)
         # One tenant's texts go through its private cache; an all-tenant run uses the tool partition.
-        embed = functools.partial(embed_texts, tenant=tenant)
+        embed = functools.partial(embed_texts, tenant=tenant, model=model)
         with tqdm(total=pending, desc="embedding", unit="memory", disable=None) as bar:
             done = reindex_build(
                 tenant=tenant,

@@ -53,7 +53,7 @@ def procedure_suggest(
         return _suggestion(exact, "exact", 0.0)
 
     # Vectors of another model are not comparable: only patterns embedded by the current one.
-    scope = scope.filter(embedding_model=embedding_model_name())
+    scope = scope.filter(embedding_model=embedding_model_name(tenant))
     limit = kinds_config().procedure_match_max_distance if max_distance is None else max_distance
     if not scope.filter(pattern_embedding__isnull=False).exists():
         return none

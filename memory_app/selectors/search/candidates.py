@@ -242,7 +242,7 @@ def _statement(
         raise ValueError("query_embedding must be a non-empty finite vector") from None
     where, params = filter_sql(tenant=tenant, filters=filters)
     where += " AND m.embedding_model = %s AND m.embedding IS NOT NULL"
-    params.append(embedding_model_name())
+    params.append(embedding_model_name(tenant))
     chosen = scope_plan(tenant=tenant, filters=filters) if plan is None else ScopePlan(plan, None)
     exact = _exact_statement(where=where, params=params, vector=vector, k=k)
     if chosen.plan == "exact":

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from memory_app.embeddings import embed_text, embedding_model_name
+from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.errors import ApplicationError
 from memory_app.models import Procedure, Tenant
 from memory_app.retrieval.procedural import running_average
@@ -22,7 +22,8 @@ def pattern_embed(pattern: str, tenant: Tenant) -> tuple[list[float] | None, str
     """The pattern's vector, or None when the provider fails: the record is kept either way and
     only the nearest-pattern lookup misses it."""
     try:
-        return embed_text(pattern, tenant=tenant).tolist(), embedding_model_name()
+        model = embedding_model_name(tenant)
+        return embed_texts([pattern], tenant=tenant, model=model)[0].tolist(), model
     except Exception as exc:  # the embedding provider is a dependency that may be down
         logger.warning("procedure pattern not embedded (%s); exact matches still work", exc)
         return None, ""

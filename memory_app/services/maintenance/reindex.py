@@ -16,9 +16,11 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
 
 from memory_app.db import execute
-from memory_app.models import Memory, MemoryTokens, Procedure, ReindexVector, Tenant
+from memory_app.embeddings.active import active_model_forget
+from memory_app.models import ActiveEmbeddingModel, Memory, MemoryTokens, Procedure, ReindexVector, Tenant
 from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows
 
 logger = logging.getLogger(__name__)
@@ -102,8 +104,17 @@ def _keep_tokens(batch: list[tuple[int, str, str]]) -> None:
 
 
 @transaction.atomic
+def active_model_pin(*, tenant: Tenant | None, current: str) -> None:
+    """Before a reindex builds: record the model now live for this scope (if the registry has no row
+    for it yet), so processes keep embedding queries and stores with it while their EMBEDDING_MODEL
+    already names the next one, until the switch."""
+    ActiveEmbeddingModel.objects.get_or_create(tenant=tenant, defaults={"model": current})
+
+
+@transaction.atomic
 def reindex_switch(*, tenant: Tenant | None, model: str) -> int:
-    """Make the built vectors live in one transaction; returns the number of rows switched."""
+    """Make the built vectors live in one transaction, the registry's live model with them (every
+    process follows within embeddings/active.ACTIVE_MODEL_CACHE_SECONDS); returns the rows switched."""
     memory, side = Memory._meta.db_table, ReindexVector._meta.db_table
     tenant_sql, params = ("AND m.tenant_id = %s", [model, tenant.pk]) if tenant else ("", [model])
     switched = execute(
@@ -117,6 +128,12 @@ def reindex_switch(*, tenant: Tenant | None, model: str) -> int:
         f"AND m.embedding_model = n.model {tenant_sql}",
         params[1:],
     )
+    ActiveEmbeddingModel.objects.update_or_create(
+        tenant=tenant, defaults={"model": model, "switched_at": timezone.now()}
+    )
+    if tenant is None:  # the tenants' own rows would otherwise keep an older model live for them
+        ActiveEmbeddingModel.objects.filter(tenant__isnull=False).delete()
+    transaction.on_commit(active_model_forget)
     logger.info("reindex: %d rows now use %s", switched, model)
     return switched
 

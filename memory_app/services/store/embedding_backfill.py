@@ -67,11 +67,11 @@ def memory_embeddings_fill(*, memory_ids: Iterable[int]) -> int:
     by_tenant: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for row in rows:
         by_tenant[row.tenant_id].append((row.pk, row.text))
-    model = embedding_model_name()
     filled = 0
     for tenant_id, items in by_tenant.items():
         tenant = Tenant.objects.get(pk=tenant_id)
-        vectors = embed_texts([text for _, text in items], tenant=tenant)
+        model = embedding_model_name(tenant)
+        vectors = embed_texts([text for _, text in items], tenant=tenant, model=model)
         with transaction.atomic():
             for (pk, text), vector in zip(items, vectors, strict=True):
                 # The text may have been edited meanwhile: then this vector is not its own.

@@ -19,7 +19,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 
 from memory_app.embeddings.cache.keys import CacheKeys
-from memory_app.errors import ApplicationError
+from memory_app.errors import ApplicationError, not_found
 from memory_app.models import (
     ClusterMember,
     ConversationSession,
@@ -99,6 +99,15 @@ def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=ids).delete()
     embedding_cache_forget(tenant=tenant, texts=texts)
     return len(ids) if deleted else 0
+
+
+@transaction.atomic
+def memory_purge(*, tenant: Tenant, memory_id: int) -> int:
+    """Forget one memory now (`DELETE /memories/{id}?purge=true`): the purge the expiry sweep would do
+    after the grace period, at once. 404 when the tenant has no such row (already purged)."""
+    if not Memory.objects.filter(tenant=tenant, pk=memory_id).exists():
+        raise not_found(f"Memory {memory_id}")
+    return memories_purge(tenant=tenant, memory_ids=[memory_id])
 
 
 @transaction.atomic

@@ -139,7 +139,7 @@ def _store_batch(
     actor: Actor | None,
     judge: RelationJudge | None,
 ) -> list[StoreOutcome]:
-    model = embedding_model_name()
+    model = embedding_model_name(tenant)
     advisory_xact_lock(*(scope_lock_key(tenant, scope_of(item)) for item in items))
     configs: dict[str, DedupConfig] = {}
     outcomes = []

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
 import httpx
 
 from memkinds_client.errors import MemoryApiError, Unavailable
-from memkinds_client.operations import Call
+from memkinds_client.operations import JSONL, Call
 
 RETRY_STATUSES = frozenset({429, 503})  # the server says: not done, try again later
 IDEMPOTENT = frozenset({"GET", "DELETE"})
@@ -64,7 +65,15 @@ class ClientBase:
         return Unavailable(status=None, code=code, message=str(exc) or type(exc).__name__)
 
     @staticmethod
+    def _body(c: Call) -> dict[str, Any]:
+        if c.content is None:
+            return {"json": c.json}
+        return {"content": c.content, "headers": {"Content-Type": JSONL}}
+
+    @staticmethod
     def _result(response: httpx.Response) -> Any:
+        if response.is_success and response.headers.get("Content-Type", "").startswith(JSONL):
+            return [json.loads(line) for line in response.text.splitlines() if line.strip()]
         if response.is_success:
             return response.json() if response.content else None
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 
 import anyio
@@ -12,7 +12,7 @@ from memkinds_client import models as m
 from memkinds_client import requests as r
 from memkinds_client._base import ClientBase
 from memkinds_client.client import next_cursor
-from memkinds_client.operations import Call, body, call, procedure_run, scope_fields
+from memkinds_client.operations import Call, body, call, json_lines, procedure_run, scope_fields
 
 
 class AsyncMemoryClient(ClientBase):
@@ -39,7 +39,7 @@ class AsyncMemoryClient(ClientBase):
         attempt = 0
         while True:
             try:
-                response = await self._http.request(c.method, c.path, params=c.params, json=c.json)
+                response = await self._http.request(c.method, c.path, params=c.params, **self._body(c))
             except httpx.TransportError as exc:
                 if not self._retry_on_exception(c, exc, attempt):
                     raise self._failure(exc) from exc
@@ -90,8 +90,8 @@ class AsyncMemoryClient(ClientBase):
             m.Memory, await self._send(call("update_memory", path={"memory_id": memory_id}, json=changes))
         )
 
-    async def delete_memory(self, memory_id: int) -> None:
-        await self._send(call("delete_memory", path={"memory_id": memory_id}))
+    async def delete_memory(self, memory_id: int, *, purge: bool | None = None) -> None:
+        await self._send(call("delete_memory", path={"memory_id": memory_id}, params={"purge": purge}))
 
     async def feedback(self, memory_id: int, signal: Literal["helpful", "harmful"]) -> m.Memory:
         c = call("feedback", path={"memory_id": memory_id}, json={"signal": signal})
@@ -215,3 +215,42 @@ class AsyncMemoryClient(ClientBase):
             m.EmbeddingStats,
             await self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
         )
+
+    # agent profiles: per-agent overrides of the store and search defaults
+    async def list_agent_profiles(
+        self, *, cursor: str | None = None, page_size: int | None = None
+    ) -> m.AgentProfilePage:
+        c = call("list_agent_profiles", params={"cursor": cursor, "page_size": page_size})
+        return cast(m.AgentProfilePage, await self._send(c))
+
+    async def create_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call("create_agent_profile", json=body({"agent_id": agent_id}, {"name": name, "config": config}))
+        return cast(m.AgentProfile, await self._send(c))
+
+    async def get_agent_profile(self, agent_id: str) -> m.AgentProfile:
+        return cast(m.AgentProfile, await self._send(call("get_agent_profile", path={"agent_id": agent_id})))
+
+    async def update_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call(
+            "update_agent_profile",
+            path={"agent_id": agent_id},
+            json=body({}, {"name": name, "config": config}),
+        )
+        return cast(m.AgentProfile, await self._send(c))
+
+    async def delete_agent_profile(self, agent_id: str) -> None:
+        await self._send(call("delete_agent_profile", path={"agent_id": agent_id}))
+
+    # a whole tenant: every kind as JSONL records (the export is read whole here; the endpoint streams)
+    async def export_tenant(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self._send(call("export_tenant")))
+
+    async def import_tenant(
+        self, records: bytes | Iterable[Mapping[str, Any]], *, apply: bool | None = None
+    ) -> m.ImportReport:
+        c = call("import_tenant", params={"apply": apply}, content=json_lines(records))
+        return cast(m.ImportReport, await self._send(c))

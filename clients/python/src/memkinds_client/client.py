@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, cast
 from urllib.parse import parse_qs, urlsplit
 
@@ -12,7 +12,7 @@ import httpx
 from memkinds_client import models as m
 from memkinds_client import requests as r
 from memkinds_client._base import ClientBase
-from memkinds_client.operations import Call, body, call, procedure_run, scope_fields
+from memkinds_client.operations import Call, body, call, json_lines, procedure_run, scope_fields
 
 
 def next_cursor(page: m.MemoryPage) -> str | None:
@@ -47,7 +47,7 @@ class MemoryClient(ClientBase):
         attempt = 0
         while True:
             try:
-                response = self._http.request(c.method, c.path, params=c.params, json=c.json)
+                response = self._http.request(c.method, c.path, params=c.params, **self._body(c))
             except httpx.TransportError as exc:
                 if not self._retry_on_exception(c, exc, attempt):
                     raise self._failure(exc) from exc
@@ -93,8 +93,8 @@ class MemoryClient(ClientBase):
     def update_memory(self, memory_id: int, **changes: Unpack[r.MemoryChanges]) -> m.Memory:
         return cast(m.Memory, self._send(call("update_memory", path={"memory_id": memory_id}, json=changes)))
 
-    def delete_memory(self, memory_id: int) -> None:
-        self._send(call("delete_memory", path={"memory_id": memory_id}))
+    def delete_memory(self, memory_id: int, *, purge: bool | None = None) -> None:
+        self._send(call("delete_memory", path={"memory_id": memory_id}, params={"purge": purge}))
 
     def feedback(self, memory_id: int, signal: Literal["helpful", "harmful"]) -> m.Memory:
         c = call("feedback", path={"memory_id": memory_id}, json={"signal": signal})
@@ -213,3 +213,42 @@ class MemoryClient(ClientBase):
             m.EmbeddingStats,
             self._send(call("embedding_stats", params={"model": model, "consistency": consistency})),
         )
+
+    # agent profiles: per-agent overrides of the store and search defaults
+    def list_agent_profiles(
+        self, *, cursor: str | None = None, page_size: int | None = None
+    ) -> m.AgentProfilePage:
+        c = call("list_agent_profiles", params={"cursor": cursor, "page_size": page_size})
+        return cast(m.AgentProfilePage, self._send(c))
+
+    def create_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call("create_agent_profile", json=body({"agent_id": agent_id}, {"name": name, "config": config}))
+        return cast(m.AgentProfile, self._send(c))
+
+    def get_agent_profile(self, agent_id: str) -> m.AgentProfile:
+        return cast(m.AgentProfile, self._send(call("get_agent_profile", path={"agent_id": agent_id})))
+
+    def update_agent_profile(
+        self, agent_id: str, *, name: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> m.AgentProfile:
+        c = call(
+            "update_agent_profile",
+            path={"agent_id": agent_id},
+            json=body({}, {"name": name, "config": config}),
+        )
+        return cast(m.AgentProfile, self._send(c))
+
+    def delete_agent_profile(self, agent_id: str) -> None:
+        self._send(call("delete_agent_profile", path={"agent_id": agent_id}))
+
+    # a whole tenant: every kind as JSONL records (the export is read whole here; the endpoint streams)
+    def export_tenant(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], self._send(call("export_tenant")))
+
+    def import_tenant(
+        self, records: bytes | Iterable[Mapping[str, Any]], *, apply: bool | None = None
+    ) -> m.ImportReport:
+        c = call("import_tenant", params={"apply": apply}, content=json_lines(records))
+        return cast(m.ImportReport, self._send(c))

@@ -306,6 +306,27 @@ class ErrorDetail(TypedDict):  # ErrorDetail
 
 
 # model → schema component: what the suite checks field by field
+class AgentProfile(TypedDict):  # AgentProfileOutput
+    agent_id: str
+    name: str
+    config: Any
+    created_at: str
+    updated_at: str
+
+
+class AgentProfilePage(TypedDict):  # AgentProfilePage
+    next: str | None
+    previous: str | None
+    results: list[AgentProfile]
+
+
+class ImportReport(TypedDict):  # ImportOutput
+    applied: bool
+    version: int
+    imported: dict[str, int]
+    skipped: dict[str, int]
+
+
 COMPONENTS: dict[type, str] = {
     Memory: "MemoryOutput",
     MemoryPage: "MemoryPage",
@@ -339,4 +360,7 @@ COMPONENTS: dict[type, str] = {
     Health: "HealthOutput",
     Readiness: "ReadinessOutput",
     ErrorDetail: "ErrorDetail",
+    AgentProfile: "AgentProfileOutput",
+    AgentProfilePage: "AgentProfilePage",
+    ImportReport: "ImportOutput",
 }

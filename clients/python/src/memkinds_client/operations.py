@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json import dumps
 from typing import Any
 from urllib.parse import quote
 
@@ -32,7 +33,15 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "forget_user": ("DELETE", "/api/v1/users/{user_id}/memories"),
     "stats": ("GET", "/api/v1/stats"),
     "embedding_stats": ("GET", "/api/v1/stats/embeddings"),
+    "list_agent_profiles": ("GET", "/api/v1/agent-profiles"),
+    "create_agent_profile": ("POST", "/api/v1/agent-profiles"),
+    "get_agent_profile": ("GET", "/api/v1/agent-profiles/{agent_id}"),
+    "update_agent_profile": ("PATCH", "/api/v1/agent-profiles/{agent_id}"),
+    "delete_agent_profile": ("DELETE", "/api/v1/agent-profiles/{agent_id}"),
+    "export_tenant": ("GET", "/api/v1/export"),
+    "import_tenant": ("POST", "/api/v1/import"),
 }
+JSONL = "application/x-ndjson"
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,7 @@ class Call:
     path: str
     params: dict[str, str]
     json: Any = None
+    content: bytes | None = None  # a JSONL body (the import), sent instead of `json`
 
 
 def _param(value: Any) -> str:
@@ -54,11 +64,19 @@ def call(
     path: Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
     json: Any = None,
+    content: bytes | None = None,
 ) -> Call:
     method, template = OPERATIONS[operation]
     url = template.format(**{key: quote(str(value), safe="") for key, value in (path or {}).items()})
     query = {key: _param(value) for key, value in (params or {}).items() if value is not None}
-    return Call(operation, method, url, query, json)
+    return Call(operation, method, url, query, json, content)
+
+
+def json_lines(records: bytes | Iterable[Mapping[str, Any]]) -> bytes:
+    """An export as the import takes it: the bytes as they are, or records one per line."""
+    if isinstance(records, bytes):
+        return records
+    return "".join(dumps(dict(r), ensure_ascii=False) + "\n" for r in records).encode()
 
 
 def body(required: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
