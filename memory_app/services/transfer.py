@@ -31,6 +31,7 @@ from memory_app.models import (
 )
 from memory_app.selectors.transfer import CHANGE_FIELDS, CLUSTER_FIELDS, FORMAT, VERSION, memory_fields
 from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.store.validation import metadata_problems
 
 
 def _when(value: Any, *, record: str, name: str) -> dt.datetime | None:
@@ -66,6 +67,8 @@ def _memory_from(record: dict[str, Any], tenant: Tenant) -> Memory:
         fields[name] = _required_when(fields[name], record=what, name=name)
     for name in ("last_accessed_at", "expires_at", "event_date"):
         fields[name] = _when(fields[name], record=what, name=name)
+    if problems := metadata_problems(fields["metadata"]):
+        raise ApplicationError(f"{what}: metadata {problems[0]}", fields={"metadata": problems})
     if fields["embedding"] is not None:
         fields["embedding"] = np.asarray(fields["embedding"], dtype=np.float32)
     return Memory(tenant=tenant, **fields)

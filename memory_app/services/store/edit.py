@@ -20,6 +20,7 @@ from memory_app.services.lineage.changes import memory_supersede
 from memory_app.services.store.locks import scope_lock
 from memory_app.services.store.memories import memory_build
 from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.store.validation import metadata_validate
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError(
             "Unknown fields.", fields={name: ["This field cannot be edited."] for name in sorted(unknown)}
         )
+    if "metadata" in changes:
+        metadata_validate(changes["metadata"])
     if "confidence" in changes and not 0.0 <= float(changes["confidence"]) <= 1.0:
         raise ApplicationError("Invalid confidence.", fields={"confidence": ["Must be between 0 and 1."]})
     if "text" in changes:
