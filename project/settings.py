@@ -32,6 +32,14 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if not DEBUG else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# The MCP HTTP transport's DNS-rebinding protection (memory_app/mcp/http.py): a Host not listed is a
+# 421, an Origin header not listed a 403 (clients that send no Origin, i.e. not browsers, pass).
+# Exact names, any port ("host:8001" for one port); by default the exact names of ALLOWED_HOSTS.
+MCP_ALLOWED_HOSTS = env_list(
+    "MCP_ALLOWED_HOSTS",
+    [h for h in ALLOWED_HOSTS if h != "*" and not h.startswith(".")] or ["127.0.0.1", "localhost"],
+)
+MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 # After warm-up a server process (gunicorn worker, MCP server) freezes its start-up objects and runs
 # Python's youngest collection after this many allocations instead of 700 (project/warmup.gc_tune);
 # 0 keeps Python's defaults.

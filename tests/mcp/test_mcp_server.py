@@ -173,9 +173,13 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         assert missing.status_code == 401 and missing.json()["error"]["code"] == "not_authenticated"
         wrong = httpx.post(url, json=ping, headers={**headers, "Authorization": "Bearer mem_nope_nope"})
         assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "Invalid or revoked API key."
-        # a Host outside ALLOWED_HOSTS (DNS rebinding) is refused whatever the key
+        # a Host outside MCP_ALLOWED_HOSTS (DNS rebinding) is refused whatever the key
         auth = {**headers, "Authorization": f"Bearer {tenant_a.raw_key}", "Host": "evil.example"}
-        assert httpx.post(url, json=ping, headers=auth).json()["error"]["code"] == "invalid_host"
+        refused = httpx.post(url, json=ping, headers=auth)
+        assert refused.status_code == 421 and refused.json()["error"]["code"] == "invalid_host"
+        page = {**headers, "Authorization": f"Bearer {tenant_a.raw_key}", "Origin": "https://evil.example"}
+        refused = httpx.post(url, json=ping, headers=page)
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "invalid_origin"
         # the REST API is served by the same ASGI application
         rest = httpx.get(f"{base}/api/v1/memories", headers={"Authorization": f"Bearer {tenant_a.raw_key}"})
         assert rest.status_code == 200 and rest.json()["results"] == []
