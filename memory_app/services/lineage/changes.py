@@ -300,6 +300,12 @@ def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = 
         raise not_found(f"Change {change_id}")
     if change.undone_at is not None:
         raise ApplicationError(f"Change {change_id} was already undone.", code="conflict", status=409)
+    if change.operation == ChangeOperation.REDACT:
+        raise ApplicationError(
+            f"Change {change_id} removed an erased user's words; it cannot be undone.",
+            code="conflict",
+            status=409,
+        )
     result = Memory.objects.select_for_update().get(tenant=tenant, pk=change.result_id)
     if change.operation == ChangeOperation.MERGE and result.status != MemoryStatus.ACTIVE:
         later = result.superseded_by_id

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
+from django.db.models import Q
 
 from memory_app.db.conflicts import retry_on_conflict
 from memory_app.embeddings.cache.keys import CacheKeys
@@ -34,6 +35,7 @@ from memory_app.models import (
     Tenant,
 )
 from memory_app.services.store.locks import scopes_lock
+from memory_app.services.store.quotes import SaidBy, others_messages_locked, quotes_forget, user_said
 
 
 def admin_log_forget(model: type[models.Model], ids: Iterable[int]) -> int:
@@ -132,16 +134,21 @@ def user_memories_delete(
         raise ApplicationError("user_id is required.", fields={"user_id": ["This field is required."]})
     counts = {"episodic": 0, "semantic": 0, "procedural": 0, "sessions": 0, "messages": 0}
     kinds = [k for k, on in (("episodic", episodic), ("semantic", semantic)) if on]
+    # Who the user was in conversations, read before their memories and sessions go.
+    said = user_said(tenant=tenant, user_id=user_id) if episodic or short_term else None
     session_ids: list[int] = []
     if short_term:
         # Session rows first (appends lock them too), then the scopes (as session_delete does). Only
         # the sessions locked here are deleted: one an append starts after this point is newer.
-        session_ids = list(
+        # The sessions of others the user spoke in are locked now too, in the same order.
+        spoken_in = said.session_ids if said is not None and said.names else frozenset()
+        locked = (
             ConversationSession.objects.select_for_update()
-            .filter(tenant=tenant, user_id=user_id)
+            .filter(Q(user_id=user_id) | Q(session_id__in=spoken_in), tenant=tenant)
             .order_by("pk")
-            .values_list("pk", flat=True)
+            .values_list("pk", "user_id")
         )
+        session_ids = [pk for pk, owner in locked if owner == user_id]
     if kinds:
         scopes_lock(
             tenant_id=tenant.pk,
@@ -170,4 +177,21 @@ def user_memories_delete(
         admin_log_forget(SessionMessage, message_ids)
         counts["messages"] = SessionMessage.objects.filter(pk__in=message_ids).delete()[0]
         counts["sessions"] = ConversationSession.objects.filter(tenant=tenant, pk__in=session_ids).delete()[0]
+    if said is not None:
+        quotes_forget(tenant=tenant, said=said, user_id=user_id)
+        if short_term:
+            counts["messages"] += _others_messages_forget(tenant, said)
     return counts
+
+
+def _others_messages_forget(tenant: Tenant, said: SaidBy) -> int:
+    """The user's messages in other users' sessions (a multi-party conversation)."""
+    removed = 0
+    for session, rows in others_messages_locked(tenant=tenant, said=said).items():
+        ids = [pk for pk, _tokens in rows]
+        admin_log_forget(SessionMessage, ids)
+        SessionMessage.objects.filter(pk__in=ids).delete()
+        session.token_count = max(0, session.token_count - sum(tokens for _pk, tokens in rows))
+        session.save(update_fields=["token_count", "updated_at"])
+        removed += len(ids)
+    return removed
