@@ -6,8 +6,8 @@ import json
 import logging
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -55,6 +55,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return Response(json.loads(too_large().content), status=413)
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+    if isinstance(exc, ObjectDoesNotExist):
+        # A row a service read a moment earlier and another request deleted since: gone, not a bug.
+        logger.info("row gone in %s: %s", context.get("view").__class__.__name__, exc)
+        return Response(error_body("not_found", "Not found (deleted meanwhile)."), status=404)
     if isinstance(exc, Http404):
         return Response(error_body("not_found", "Not found."), status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, DjangoPermissionDenied):

@@ -6,7 +6,9 @@ Only a connection-level failure is a 503 (a client may retry it); a value the da
 
 from __future__ import annotations
 
+import base64
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.db import DatabaseError, IntegrityError, InterfaceError, connection, transaction
@@ -199,3 +201,17 @@ def test_every_path_parameter_refuses_long_non_utf8_and_reserved_values_with_a_4
             assert 400 <= status < 500, (method, path, status)
 
     probe()
+
+
+def test_an_edited_cursor_is_a_404_never_a_server_error(tenant_a):
+    tenant_a.client.post("/api/v1/memories", {"text": "User likes tea", "user_id": "u1"}, format="json")
+    for position in ("p=abc", "p=99999999999999999999999", "p=-99999999999999999999999&r=1"):
+        cursor = base64.b64encode(position.encode()).decode()
+        response = tenant_a.client.get(f"/api/v1/memories?{urlencode({'cursor': cursor})}")
+        assert response.status_code == 404, (position, response.content)
+        assert response.json()["error"]["message"] == "Invalid cursor"
+
+
+def test_a_row_deleted_under_a_running_request_is_a_404_not_a_500():
+    response = _handled(ConversationSession.DoesNotExist("gone"))
+    assert response.status_code == 404 and response.data["error"]["code"] == "not_found"
