@@ -52,6 +52,7 @@ class ListFilters(TypedDict, total=False):  # query parameters of GET /memories
     entity: str
     created_after: str
     created_before: str
+    fields: str  # comma-separated memory fields to keep ("id" always); all when left out
 
 
 class MemoryChanges(MemoryFields, total=False):  # PatchedMemoryUpdateInputRequest
@@ -86,6 +87,7 @@ class SearchOptions(TypedDict, total=False):  # MemorySearchInputRequest, withou
     mmr: bool | None
     mmr_lambda: float
     half_life_days: float
+    fields: list[str]  # the memory fields each result keeps ("id" always); all when left out
 
 
 class ChatMessage(TypedDict):  # ContextMessageRequest
