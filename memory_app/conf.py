@@ -81,6 +81,10 @@ class StoreConfig:
     max_text_chars: int
     default_confidence: float
     feedback_step: float
+    metadata_max_bytes: int
+    metadata_max_depth: int
+    metadata_max_keys: int
+    metadata_max_key_chars: int
 
 
 @_read_once
@@ -94,6 +98,10 @@ def store_config() -> StoreConfig:
         max_text_chars=settings.MEMORY_MAX_TEXT_CHARS,
         default_confidence=settings.MEMORY_DEFAULT_CONFIDENCE,
         feedback_step=settings.MEMORY_FEEDBACK_STEP,
+        metadata_max_bytes=settings.MEMORY_METADATA_MAX_BYTES,
+        metadata_max_depth=settings.MEMORY_METADATA_MAX_DEPTH,
+        metadata_max_keys=settings.MEMORY_METADATA_MAX_KEYS,
+        metadata_max_key_chars=settings.MEMORY_METADATA_MAX_KEY_CHARS,
     )
 
 

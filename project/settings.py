@@ -32,6 +32,14 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if not DEBUG else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# The MCP HTTP transport's DNS-rebinding protection (memory_app/mcp/http.py): a Host not listed is a
+# 421, an Origin header not listed a 403 (clients that send no Origin, i.e. not browsers, pass).
+# Exact names, any port ("host:8001" for one port); by default the exact names of ALLOWED_HOSTS.
+MCP_ALLOWED_HOSTS = env_list(
+    "MCP_ALLOWED_HOSTS",
+    [h for h in ALLOWED_HOSTS if h != "*" and not h.startswith(".")] or ["127.0.0.1", "localhost"],
+)
+MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
 # After warm-up a server process (gunicorn worker, MCP server) freezes its start-up objects and runs
 # Python's youngest collection after this many allocations instead of 700 (project/warmup.gc_tune);
 # 0 keeps Python's defaults.
@@ -338,6 +346,13 @@ DEDUP_LLM_TIMEOUT_SECONDS = env_float("DEDUP_LLM_TIMEOUT_SECONDS", 20.0, minimum
 # --- Memory defaults ------------------------------------------------------------------------
 MEMORY_MAX_TEXT_CHARS = env_int("MEMORY_MAX_TEXT_CHARS", 8000, minimum=100, maximum=1_000_000)
 MEMORY_DEFAULT_CONFIDENCE = env_float("MEMORY_DEFAULT_CONFIDENCE", 0.5, minimum=0.0, maximum=1.0)
+# A memory's free-form `metadata` is copied into lineage snapshots and returned with every list and
+# search result: bounded by its JSON size (UTF-8 bytes), nesting depth, number of keys (all levels)
+# and key length. Every write path (REST, MCP, import, interactions) refuses more with a 400.
+MEMORY_METADATA_MAX_BYTES = env_int("MEMORY_METADATA_MAX_BYTES", 16384, minimum=256, maximum=1_048_576)
+MEMORY_METADATA_MAX_DEPTH = env_int("MEMORY_METADATA_MAX_DEPTH", 32, minimum=1, maximum=64)
+MEMORY_METADATA_MAX_KEYS = env_int("MEMORY_METADATA_MAX_KEYS", 256, minimum=1, maximum=100_000)
+MEMORY_METADATA_MAX_KEY_CHARS = env_int("MEMORY_METADATA_MAX_KEY_CHARS", 128, minimum=1, maximum=10_000)
 
 # --- Search candidates (selectors/search/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
 # Scopes up to this many rows are searched exactly (B-tree selection, exact distance order).

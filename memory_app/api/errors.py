@@ -6,14 +6,15 @@ import json
 import logging
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from memory_app.api.guard import too_large
+from memory_app.db.conflicts import conflict_message
 from memory_app.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return Response(json.loads(too_large().content), status=413)
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
+    if isinstance(exc, ObjectDoesNotExist):
+        # A row a service read a moment earlier and another request deleted since: gone, not a bug.
+        logger.info("row gone in %s: %s", context.get("view").__class__.__name__, exc)
+        return Response(error_body("not_found", "Not found (deleted meanwhile)."), status=404)
     if isinstance(exc, Http404):
         return Response(error_body("not_found", "Not found."), status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, DjangoPermissionDenied):
@@ -79,11 +84,45 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         detail = _flatten(exc.detail)
         message = detail if isinstance(detail, str) else "; ".join(map(str, detail))
         return Response(error_body(exc.default_code, message), status=exc.status_code, headers=headers)
-    if isinstance(exc, DatabaseError):
-        logger.exception("database error in %s", context.get("view").__class__.__name__)
+    if isinstance(exc, DatabaseError | InterfaceError):  # PEP 249: InterfaceError is not a DatabaseError
+        return database_error_response(exc, context)
+    logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+    return Response(error_body("server_error", "Internal error; it has been logged."), status=500)
+
+
+def _diag(exc: DatabaseError | InterfaceError) -> Any:
+    """psycopg's diagnostics of the error Django wrapped (column, constraint, table), when any."""
+    return getattr(exc.__cause__, "diag", None)
+
+
+def database_error_response(exc: DatabaseError | InterfaceError, context: dict[str, Any]) -> Response:
+    """A database error by its cause: only a lost or unreachable database (a connection or pool
+    failure, a lock or statement time-out) is a 503 a client may retry. A value the database refuses
+    is the client's mistake (400), a conflicting concurrent change a 409; any other error is a bug
+    (500). A client that retries every 503 must never resend a request that cannot succeed."""
+    view = context.get("view").__class__.__name__
+    diag = _diag(exc)
+    if isinstance(exc, DataError):
+        column = getattr(diag, "column_name", None) or "non_field_errors"
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid value"
+        logger.info("data error in %s: %s", view, first_line)
+        return Response(
+            error_body(
+                "invalid",
+                f"A value does not fit its field ({first_line}); nothing was stored.",
+                {column: [first_line]},
+            ),
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    if isinstance(exc, IntegrityError):
+        logger.warning("integrity error in %s: %s", view, exc)
+        return Response(error_body("conflict", conflict_message(exc)), status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.exception("database unavailable in %s", view)
         return Response(
             error_body("unavailable", "The database is unavailable; retry later."),
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "1"},
         )
-    logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+    logger.exception("database error in %s", view)
     return Response(error_body("server_error", "Internal error; it has been logged."), status=500)

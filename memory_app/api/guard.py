@@ -4,6 +4,7 @@ answers on an API path (an unknown URL, a method, an error outside DRF's excepti
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,29 @@ from memory_app.api.strict import forbidden_message, json_error
 
 logger = logging.getLogger(__name__)
 API_PREFIX = "/api/"
+# Path ids are stored in varchar(255) columns (session_id, user_id) and bigint keys: a longer or
+# larger value can name nothing, and checked here it never reaches a query (a DataError).
+PATH_ID_MAX_CHARS = 255
+BIGINT_MAX = 2**63 - 1
+# Django re-escapes bytes of the path that are not UTF-8 as "%XX" text (and a double-encoded id
+# arrives the same way): such an id would silently name another one, so it is refused.
+LEFT_ESCAPE = re.compile("%[0-9A-Fa-f]{2}")
+NOT_UTF8 = "Is not valid UTF-8 once percent-decoded (or is percent-encoded twice)."
+
+
+def path_value_message(value: object) -> str | None:
+    """Why a path parameter cannot name anything, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if 0 <= value <= BIGINT_MAX else f"Must be an id between 0 and {BIGINT_MAX}."
+    if isinstance(value, str):
+        if len(value) > PATH_ID_MAX_CHARS:
+            return f"Must be at most {PATH_ID_MAX_CHARS} characters (got {len(value)})."
+        if LEFT_ESCAPE.search(value):
+            return NOT_UTF8
+        return forbidden_message(value)
+    return None
 
 
 def too_large() -> HttpResponse:
@@ -53,9 +77,7 @@ class ApiGuardMiddleware:
         if not request.path_info.startswith(API_PREFIX):
             return None
         errors = {
-            name: [message]
-            for name, value in view_kwargs.items()
-            if isinstance(value, str) and (message := forbidden_message(value))
+            name: [message] for name, value in view_kwargs.items() if (message := path_value_message(value))
         }
         if errors:
             return json_error("invalid", f"Invalid path parameter: {', '.join(errors)}.", 400, errors)

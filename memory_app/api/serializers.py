@@ -62,6 +62,34 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         return list(attached)
 
 
+MEMORY_FIELDS = tuple(MemoryOutputSerializer.Meta.fields)
+FIELDS_HELP = (
+    "comma-separated memory fields to return (e.g. `id,text,created_at`); `id` is always kept. "
+    "Left out, every field is returned, `metadata` included."
+)
+
+
+def memory_fields_parse(value: str | list[str] | None) -> frozenset[str] | None:
+    """The memory fields a `fields` parameter keeps, None for all; an unknown name is a 400."""
+    if value is None:
+        return None
+    names = value if isinstance(value, list) else [v for v in value.split(",")]
+    names = [name.strip() for name in names if name.strip()]
+    unknown = sorted(set(names) - set(MEMORY_FIELDS))
+    if unknown:
+        raise serializers.ValidationError(
+            f"Unknown memory field(s): {', '.join(unknown)}. Known: {', '.join(MEMORY_FIELDS)}."
+        )
+    return frozenset({"id", *names})
+
+
+def memory_trimmed(data: dict[str, Any], fields: frozenset[str] | None) -> dict[str, Any]:
+    """A serialized memory with only `fields` (all when None)."""
+    if fields is None:
+        return data
+    return {name: value for name, value in data.items() if name in fields}
+
+
 class MemoryPageSerializer(serializers.Serializer):
     """One page of `GET /api/v1/memories` (cursor pagination, newest first)."""
 

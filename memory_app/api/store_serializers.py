@@ -11,6 +11,7 @@ from memory_app.api.strict import StrictSerializer
 from memory_app.conf import store_config
 from memory_app.models.agent_config import JUDGES
 from memory_app.models.memory import MemoryKind
+from memory_app.services.store.validation import metadata_problems
 
 
 class StrictCharField(serializers.CharField):
@@ -30,6 +31,11 @@ def _check_text_length(value: str) -> None:
         )
 
 
+def _check_metadata(value: dict[str, Any]) -> None:
+    if problems := metadata_problems(value):
+        raise serializers.ValidationError(problems)
+
+
 class MemoryWritableFields(StrictSerializer):
     topics = serializers.ListField(child=StrictCharField(max_length=100), max_length=100, required=False)
     entities = serializers.ListField(child=StrictCharField(max_length=200), max_length=100, required=False)
@@ -43,7 +49,11 @@ class MemoryWritableFields(StrictSerializer):
     category = StrictCharField(max_length=100, required=False, allow_blank=True)
     fact_type = StrictCharField(max_length=100, required=False, allow_blank=True)
     source = StrictCharField(max_length=500, required=False, allow_blank=True)  # type: ignore[assignment]
-    metadata = serializers.DictField(required=False)
+    metadata = serializers.DictField(
+        required=False,
+        validators=[_check_metadata],
+        help_text="free-form JSON object, bounded by MEMORY_METADATA_MAX_BYTES / _DEPTH / _KEYS / _KEY_CHARS",
+    )
     confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
     pinned = serializers.BooleanField(required=False)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)

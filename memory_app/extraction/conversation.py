@@ -12,7 +12,7 @@ anyone. Small talk ("Thanks!") is left out (extraction/smalltalk.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -106,6 +106,18 @@ def neighbour_context(messages: Sequence[ChatMessage], index: int, radius: int =
         if i != index
     ]
     return "\n".join(lines)
+
+
+def context_without(context: str, *, lines: Collection[str], names: Collection[str]) -> str:
+    """`context` (neighbour_context's layout: one "Name: words" line per message) without the given
+    message lines and without any line said under one of `names` (the first line of a message whose
+    exact text is no longer known, e.g. trimmed from its session)."""
+    kept = context
+    for line in sorted({line for line in lines if line}, key=len, reverse=True):
+        kept = re.sub(rf"(?:^|\n){re.escape(line)}(?=\n|$)", "", kept)
+    prefixes = tuple(f"{name}: " for name in names if name)
+    parts = [part for part in kept.split("\n") if not (prefixes and part.startswith(prefixes))]
+    return "\n".join(parts).strip("\n")
 
 
 def _second_to_first(clause: str) -> str | None:

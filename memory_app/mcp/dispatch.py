@@ -23,6 +23,7 @@ from django.urls import NoReverseMatch, resolve, reverse
 
 from memory_app.api.auth import TenantPrincipal
 from memory_app.api.errors import error_body
+from memory_app.api.guard import path_value_message
 
 # Who calls: the tenant itself (stdio: the operator chose it), or, over HTTP, the check of the
 # request's API key (`http.KeyCheck`), which runs in the operation's own worker thread and request
@@ -73,6 +74,15 @@ def call_operation(
         principal = caller if isinstance(caller, TenantPrincipal) else caller()
         if principal is None:
             return OperationResult(status=401, data=error_body("authentication_failed", INVALID_KEY))
+        # The same path checks ApiGuardMiddleware makes over REST (this call does not pass it).
+        errors = {
+            name: [message]
+            for name, value in (path_args or {}).items()
+            if (message := path_value_message(value))
+        }
+        if errors:
+            message = f"Invalid path parameter: {', '.join(errors)}."
+            return OperationResult(status=400, data=error_body("invalid", message, errors))
         try:
             path = reverse(url_name, kwargs=path_args or {})
         except NoReverseMatch:  # e.g. a user id with a "/": no URL names it, as over REST

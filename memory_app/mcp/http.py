@@ -15,7 +15,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
-from django.http.request import split_domain_port, validate_host
+from django.http.request import split_domain_port
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memory_app.api.auth import TenantPrincipal
@@ -74,7 +74,7 @@ def _check_in_own_cycle(check: KeyCheck) -> None:
 
 
 # JSON-RPC's range for server-defined errors; MCP defines none for authentication.
-JSONRPC_CODES = {401: -32001, 400: -32600}
+JSONRPC_CODES = {401: -32001, 400: -32600, 403: -32001, 421: -32600}
 
 
 def refusal_body(status: int, code: str, message: str) -> dict[str, Any]:
@@ -101,10 +101,42 @@ async def _refuse(send: Callable[[Any], Awaitable[None]], status: int, code: str
     await send({"type": "http.response.body", "body": body})
 
 
+def transport_security() -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection, on, with the hosts (any port) and origins of the settings."""
+    hosts = list(settings.MCP_ALLOWED_HOSTS)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[
+            *hosts,
+            *(f"{host}:*" for host in hosts if ":" not in host.lstrip("[").split("]")[-1]),
+        ],
+        allowed_origins=list(settings.MCP_ALLOWED_ORIGINS),
+    )
+
+
+def _host_allowed(host: str) -> bool:
+    """The SDK's rule (an entry exactly, or a name without a port at any port), checked before the
+    API key so a rebinding page learns nothing else from the answer."""
+    domain, _port = split_domain_port(host)
+    allowed = settings.MCP_ALLOWED_HOSTS
+    return bool(domain) and (host.lower() in allowed or domain in allowed)
+
+
+def _origin_allowed(origin: str) -> bool:
+    """No Origin (not a browser) passes; a browser's must be listed exactly, or as "scheme://host:*"."""
+    if not origin:
+        return True
+    allowed = settings.MCP_ALLOWED_ORIGINS
+    return origin in allowed or any(
+        entry.endswith(":*") and origin.startswith(entry[:-1]) for entry in allowed
+    )
+
+
 class ApiKeyGate:
-    """Checks the Host against ALLOWED_HOSTS (what Django does for every other URL) and the bearer
-    API key exactly as `ApiKeyAuthentication` does, with the same statuses and messages (in a
-    JSON-RPC error body, `refusal_body`). A missing or malformed
+    """Checks the Host and Origin against MCP_ALLOWED_HOSTS and MCP_ALLOWED_ORIGINS (DNS-rebinding
+    protection: 421 and 403, as the SDK's own check, which is on too) and the bearer API key exactly
+    as `ApiKeyAuthentication` does, with the same statuses and messages (in a JSON-RPC error body,
+    `refusal_body`). A missing or malformed
     header is refused at once; a well-formed key rides on the ASGI scope's state as a `KeyCheck`
     (the SDK's handlers see it as `ctx.request.state.caller`), run by the operation that needs the
     tenant or here before the response starts, whose status becomes 401 if the key is bad."""
@@ -117,9 +149,11 @@ class ApiKeyGate:
             await self.app(scope, receive, send)
             return
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
-        domain, _port = split_domain_port(headers.get("host", ""))
-        if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
-            await _refuse(send, 400, "invalid_host", "Host not allowed (ALLOWED_HOSTS).")
+        if not _host_allowed(headers.get("host", "")):
+            await _refuse(send, 421, "invalid_host", "Host not allowed (MCP_ALLOWED_HOSTS).")
+            return
+        if not _origin_allowed(headers.get("origin", "")):
+            await _refuse(send, 403, "invalid_origin", "Origin not allowed (MCP_ALLOWED_ORIGINS).")
             return
         parts = headers.get("authorization", "").split()
         if not parts:
@@ -156,9 +190,8 @@ def mcp_asgi_app() -> ASGIApp:
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
-        # The Host check the SDK would do for DNS-rebinding protection is ApiKeyGate's, against
-        # Django's ALLOWED_HOSTS; a browser page cannot forge the bearer key anyway.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        # ApiKeyGate checks Host and Origin first (JSON bodies); the SDK's check stays on behind it.
+        transport_security=transport_security(),
     )
     return ApiKeyGate(app)
 

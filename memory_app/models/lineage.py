@@ -12,6 +12,9 @@ from memory_app.models.tenancy import Tenant
 class ChangeOperation(models.TextChoices):
     MERGE = "merge", "Merge"
     SUPERSEDE = "supersede", "Supersede"
+    # An erased user's lines removed from this memory's context (services/store/quotes.py); the
+    # change counts them and quotes nothing, and cannot be undone.
+    REDACT = "redact", "Redaction"
 
 
 class ChangeRelation(models.TextChoices):
@@ -28,7 +31,8 @@ class ActorType(models.TextChoices):
 
 
 class MemoryChange(models.Model):
-    """One merge or supersede: which memories went in, which came out, who decided, and undo state."""
+    """One merge, supersede or redaction: which memories went in, which came out, who decided, and
+    undo state."""
 
     # Indexed by change_tenant_created_idx (tenant first), not by an FK index of its own.
     tenant = models.ForeignKey(

@@ -45,6 +45,7 @@ from memory_app.selectors.transfer import (
     memory_fields,
 )
 from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.store.validation import metadata_problems
 from memory_app.services.transfer_kinds import agent_profile_import, procedure_import, session_import
 
 KINDS = ("memory", "change", "kept_apart", "cluster", "procedure", "session", "agent_profile")
@@ -122,6 +123,8 @@ def _memory_from(record: dict[str, Any], tenant: Tenant) -> Memory:
         fields[name] = _required_when(fields[name], record=what, name=name)
     for name in ("last_accessed_at", "expires_at", "event_date"):
         fields[name] = _when(fields[name], record=what, name=name)
+    if problems := metadata_problems(fields["metadata"]):
+        raise ApplicationError(f"{what}: metadata {problems[0]}", fields={"metadata": problems})
     if fields["embedding"] is not None:
         fields["embedding"] = np.asarray(fields["embedding"], dtype=np.float32)
     return Memory(tenant=tenant, **fields)

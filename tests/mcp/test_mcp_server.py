@@ -237,15 +237,19 @@ def test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart(
         assert missing.status_code == 401 and missing.json()["error"]["data"]["code"] == "not_authenticated"
         wrong = httpx.post(url, json=ping, headers={**headers, "Authorization": "Bearer mem_nope_nope"})
         assert wrong.status_code == 401 and wrong.json()["error"]["message"] == "Invalid or revoked API key."
-        # a Host outside ALLOWED_HOSTS (DNS rebinding) is refused whatever the key
+        # a Host outside MCP_ALLOWED_HOSTS (DNS rebinding) is refused whatever the key
         auth = {**headers, "Authorization": f"Bearer {tenant_a.raw_key}", "Host": "evil.example"}
-        assert httpx.post(url, json=ping, headers=auth).json()["error"]["data"]["code"] == "invalid_host"
+        refused = httpx.post(url, json=ping, headers=auth)
+        assert refused.status_code == 421 and refused.json()["error"]["data"]["code"] == "invalid_host"
+        page = {**headers, "Authorization": f"Bearer {tenant_a.raw_key}", "Origin": "https://evil.example"}
+        refused = httpx.post(url, json=ping, headers=page)
+        assert refused.status_code == 403 and refused.json()["error"]["data"]["code"] == "invalid_origin"
         # through the SDK's client: the reason, not a bare -32603
         for key, reason in ((None, "credentials were not provided"), ("mem_nope_nope", "Invalid or revoked")):
             # raised from the client's task group, so inside an exception group
-            with pytest.raises(BaseExceptionGroup) as refused:
+            with pytest.raises(BaseExceptionGroup) as refused_group:
                 anyio.run(connect_with_key, url, key)
-            assert refused.group_contains(MCPError, match=reason, depth=None)
+            assert refused_group.group_contains(MCPError, match=reason, depth=None)
         # the REST API is served by the same ASGI application
         rest = httpx.get(f"{base}/api/v1/memories", headers={"Authorization": f"Bearer {tenant_a.raw_key}"})
         assert rest.status_code == 200 and rest.json()["results"] == []

@@ -13,9 +13,12 @@ from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsS
 from memory_app.api.errors import flatten_errors
 from memory_app.api.pagination import IdCursorPagination
 from memory_app.api.serializers import (
+    FIELDS_HELP,
     ErrorSerializer,
     MemoryOutputSerializer,
     MemoryPageSerializer,
+    memory_fields_parse,
+    memory_trimmed,
     represent,
 )
 from memory_app.api.store_serializers import (
@@ -51,6 +54,10 @@ class MemoryListFilterSerializer(ConsistencyParamsSerializer):
     entity = serializers.CharField(required=False, max_length=200)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
+    fields = serializers.CharField(required=False, max_length=1000, help_text=FIELDS_HELP)  # type: ignore[assignment]
+
+    def validate_fields(self, value: str) -> frozenset[str] | None:
+        return memory_fields_parse(value)
 
 
 def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
@@ -147,6 +154,7 @@ class MemoryCollectionApi(APIView):
         if data.get("status") == "any":
             data["status"] = None
         consistency = data.pop("consistency")
+        fields = data.pop("fields", None)
         tenant = tenant_of(request)
 
         def page() -> Response:
@@ -155,7 +163,8 @@ class MemoryCollectionApi(APIView):
             rows = paginator.paginate_queryset(qs, request, view=self)
             assert rows is not None, "IdCursorPagination always returns a page"
             memory_supersedes_attach(tenant=tenant, memories=rows)
-            return paginator.get_paginated_response(MemoryOutputSerializer(rows, many=True).data)
+            results = [memory_trimmed(row, fields) for row in MemoryOutputSerializer(rows, many=True).data]
+            return paginator.get_paginated_response(results)
 
         return run_read(page, consistency=consistency)
 

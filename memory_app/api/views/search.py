@@ -12,7 +12,13 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
-from memory_app.api.serializers import MemoryOutputSerializer, represent
+from memory_app.api.serializers import (
+    MEMORY_FIELDS,
+    MemoryOutputSerializer,
+    memory_fields_parse,
+    memory_trimmed,
+    represent,
+)
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.models.memory import MemoryKind
@@ -88,6 +94,13 @@ class MemorySearchApi(APIView):
         mmr = serializers.BooleanField(required=False, allow_null=True, default=None)
         mmr_lambda = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
         half_life_days = serializers.FloatField(required=False, min_value=0.0, max_value=1e6)
+        # "fields" does not replace Serializer.fields (DRF's metaclass moves declared fields off the class).
+        fields = serializers.ListField(  # type: ignore[assignment]
+            child=serializers.ChoiceField(choices=MEMORY_FIELDS),
+            required=False,
+            max_length=len(MEMORY_FIELDS),
+            help_text="the memory fields each result returns (`id` always); left out, all of them",
+        )
 
     class MemorySearchOutputSerializer(serializers.Serializer):
         mode = serializers.CharField()
@@ -137,6 +150,7 @@ class MemorySearchApi(APIView):
             mmr_lambda=values.get("mmr_lambda"),
             half_life_days=values.get("half_life_days"),
         )
+        fields = memory_fields_parse(values["fields"]) if "fields" in values else None
         tenant = tenant_of(request)
 
         def search() -> dict[str, Any]:
@@ -157,7 +171,11 @@ class MemorySearchApi(APIView):
                 "degraded": result.degraded,
                 "time_window": result.time_window,
             }
-            return represent(self.MemorySearchOutputSerializer, body)
+            data = represent(self.MemorySearchOutputSerializer, body)
+            if fields is not None:
+                for hit in data["results"]:
+                    hit["memory"] = memory_trimmed(hit["memory"], fields)
+            return data
 
         return Response(read_with_consistency(request, search))
 

@@ -52,19 +52,26 @@ def procedure_record(
     if execution_time_ms < 0:
         raise ApplicationError("execution_time_ms must be >= 0.", fields={"execution_time_ms": [">= 0."]})
     pattern_hash = query_pattern_hash(query)
-    existing = Procedure.objects.filter(tenant=tenant, user_id=user_id, pattern_hash=pattern_hash).first()
-    if existing is None:
-        embedding, model = pattern_embed(pattern, tenant)
-        Procedure.objects.get_or_create(
-            tenant=tenant,
-            user_id=user_id,
-            pattern_hash=pattern_hash,
-            defaults={"pattern": pattern, "pattern_embedding": embedding, "embedding_model": model},
+    rows = Procedure.objects.filter(tenant=tenant, user_id=user_id, pattern_hash=pattern_hash)
+    proc = None
+    # An erasure may delete the row between its creation and its lock: the second pass creates it again.
+    for _attempt in range(2):
+        if not rows.exists():
+            embedding, model = pattern_embed(pattern, tenant)
+            Procedure.objects.get_or_create(
+                tenant=tenant,
+                user_id=user_id,
+                pattern_hash=pattern_hash,
+                defaults={"pattern": pattern, "pattern_embedding": embedding, "embedding_model": model},
+            )
+        # Concurrent records of one pattern serialise here, so no run is lost from the averages.
+        proc = rows.select_for_update().first()
+        if proc is not None:
+            break
+    if proc is None:
+        raise ApplicationError(
+            "The procedure was deleted while this run was recorded; retry.", code="conflict", status=409
         )
-    # Concurrent records of one pattern serialise here, so no run is lost from the averages.
-    proc = Procedure.objects.select_for_update().get(
-        tenant=tenant, user_id=user_id, pattern_hash=pattern_hash
-    )
     n = proc.execution_count
     if n == 0 or success_score >= proc.avg_success_score:
         proc.tool_sequence = list(tool_sequence)

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from memory_app.conf import kinds_config
+from memory_app.db.conflicts import retry_on_conflict
 from memory_app.embeddings.tokens import count_tokens, encoding_for
 from memory_app.errors import ApplicationError, not_found
 from memory_app.extraction.summary import SaidBy, extractive_summary
@@ -108,11 +109,23 @@ def _offline_summary(previous: str, messages: Sequence[SessionMessage], max_toke
 
 
 def _locked_session(*, tenant: Tenant, session_id: str, user_id: str, agent_id: str) -> ConversationSession:
-    session, _created = ConversationSession.objects.get_or_create(
-        tenant=tenant, session_id=session_id, defaults={"user_id": user_id, "agent_id": agent_id}
-    )
-    # Appends to one session serialise on its row: positions and the trim stay consistent.
-    session = ConversationSession.objects.select_for_update().get(tenant=tenant, pk=session.pk)
+    # Appends to one session serialise on its row: positions and the trim stay consistent. A delete
+    # locks the same row first, so an append waiting behind it finds the row gone and starts a new
+    # session (the messages after an erasure belong to a new conversation), never a dangling one.
+    for _attempt in range(3):
+        session, _created = ConversationSession.objects.get_or_create(
+            tenant=tenant, session_id=session_id, defaults={"user_id": user_id, "agent_id": agent_id}
+        )
+        locked = ConversationSession.objects.select_for_update().filter(tenant=tenant, pk=session.pk).first()
+        if locked is not None:
+            session = locked
+            break
+    else:
+        raise ApplicationError(
+            f"Session {session_id} was deleted and recreated while this request ran; retry.",
+            code="conflict",
+            status=409,
+        )
     if user_id and session.user_id and session.user_id != user_id:
         raise ApplicationError(
             f"Session {session_id} belongs to another user.",
@@ -127,6 +140,7 @@ def _locked_session(*, tenant: Tenant, session_id: str, user_id: str, agent_id: 
     return session
 
 
+@retry_on_conflict
 @transaction.atomic
 def session_append(
     *,
@@ -207,11 +221,18 @@ def session_append(
     )
 
 
+@retry_on_conflict
 @transaction.atomic
 def session_delete(*, tenant: Tenant, session_id: str, memories: bool = False) -> dict[str, int]:
     """Hard-delete a session and its messages; with `memories`, also the long-term memories
-    stored from it (and their lineage, see services.forget)."""
-    session = ConversationSession.objects.filter(tenant=tenant, session_id=session_id).first()
+    stored from it (and their lineage, see services.forget).
+
+    The session row is locked first, as appends lock it, so no message can be added between reading
+    the messages and deleting the session; the memories are then purged under their scopes' locks
+    (memories_purge), the order every path that holds both follows."""
+    session = (
+        ConversationSession.objects.select_for_update().filter(tenant=tenant, session_id=session_id).first()
+    )
     if session is None and not memories:
         raise not_found(f"Session {session_id}")
     counts = {"sessions": 0, "messages": 0, "memories": 0}

@@ -25,6 +25,7 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
 from memory_app.services.review.queue import pairs_keep_apart
+from memory_app.services.store.locks import scope_lock
 from memory_app.services.store.memories import memory_build
 from memory_app.services.store.tokens import memory_tokens_rows
 
@@ -299,11 +300,29 @@ def memory_change_undo(*, tenant: Tenant, change_id: int, actor: Actor | None = 
     that a later change consumed must be freed first.
     """
     actor = actor or Actor.system()
+    # The scope's lock before any row lock, as the store path takes them: an undo makes rows of the
+    # scope active again, so a concurrent store must see all or none of it.
+    result_id = (
+        MemoryChange.objects.filter(tenant=tenant, pk=change_id).values_list("result_id", flat=True).first()
+    )
+    scope = (
+        Memory.objects.filter(tenant=tenant, pk=result_id).values_list("user_id", "namespace", "kind").first()
+        if result_id is not None
+        else None
+    )
+    if scope is not None:
+        scope_lock(tenant_id=tenant.pk, user_id=scope[0], namespace=scope[1], kind=scope[2])
     change = MemoryChange.objects.select_for_update().filter(tenant=tenant, pk=change_id).first()
     if change is None:
         raise not_found(f"Change {change_id}")
     if change.undone_at is not None:
         raise ApplicationError(f"Change {change_id} was already undone.", code="conflict", status=409)
+    if change.operation == ChangeOperation.REDACT:
+        raise ApplicationError(
+            f"Change {change_id} removed an erased user's words; it cannot be undone.",
+            code="conflict",
+            status=409,
+        )
     result = Memory.objects.select_for_update().get(tenant=tenant, pk=change.result_id)
     if change.operation == ChangeOperation.MERGE and result.status != MemoryStatus.ACTIVE:
         later = result.superseded_by_id

@@ -20,6 +20,7 @@ from memory_app.services.lineage.changes import memory_supersede
 from memory_app.services.store.locks import scope_lock
 from memory_app.services.store.memories import memory_build
 from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.store.validation import metadata_validate
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,18 @@ EDITABLE_FIELDS = (
 FEEDBACK_SIGNALS = ("helpful", "harmful")
 
 
+def _scope_locked(tenant: Tenant, memory_id: int) -> None:
+    """The memory's scope lock, taken before its row lock in the order the store path takes them
+    (scope, then rows), so an edit or a delete and a store of the same scope never deadlock and a
+    store never acts on a candidate deleted under it. A scope never changes, so reading it unlocked
+    is safe."""
+    scope = (
+        Memory.objects.filter(tenant=tenant, pk=memory_id).values_list("user_id", "namespace", "kind").first()
+    )
+    if scope is not None:
+        scope_lock(tenant_id=tenant.pk, user_id=scope[0], namespace=scope[1], kind=scope[2])
+
+
 def _locked(tenant: Tenant, memory_id: int) -> Memory:
     memory = Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).first()
     if memory is None:
@@ -49,10 +62,6 @@ def _locked(tenant: Tenant, memory_id: int) -> Memory:
     if memory.status == MemoryStatus.DELETED:
         raise ApplicationError(f"Memory {memory_id} is deleted.", code="conflict", status=409)
     return memory
-
-
-def _lock_scope(tenant: Tenant, memory: Memory) -> None:
-    scope_lock(tenant_id=tenant.pk, user_id=memory.user_id, namespace=memory.namespace, kind=memory.kind)
 
 
 def _embed_or_none(text: str, tenant: Tenant) -> Any:
@@ -69,6 +78,8 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError(
             "Unknown fields.", fields={name: ["This field cannot be edited."] for name in sorted(unknown)}
         )
+    if "metadata" in changes:
+        metadata_validate(changes["metadata"])
     if "confidence" in changes and not 0.0 <= float(changes["confidence"]) <= 1.0:
         raise ApplicationError("Invalid confidence.", fields={"confidence": ["Must be between 0 and 1."]})
     if "text" in changes:
@@ -95,6 +106,8 @@ def memory_update(
     """
     changes = _clean(dict(changes))
     text = changes.pop("text", None)
+    if text is not None:
+        _scope_locked(tenant, memory_id)
     memory = _locked(tenant, memory_id)
     if text is None or text == memory.text:
         return _update_in_place(memory, changes)
@@ -110,7 +123,6 @@ def memory_update(
             code="conflict",
             status=409,
         )
-    _lock_scope(tenant, memory)
     return _new_version(tenant, memory, text, changes, actor)
 
 
@@ -172,6 +184,7 @@ def _new_version(
 @transaction.atomic
 def memory_delete(*, tenant: Tenant, memory_id: int) -> None:
     """Soft delete: status `deleted`; the row and its lineage stay. Deleting twice is not an error."""
+    _scope_locked(tenant, memory_id)
     memory = (
         Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).only("id", "status").first()
     )

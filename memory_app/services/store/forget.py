@@ -17,7 +17,9 @@ from collections.abc import Iterable, Sequence
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
+from django.db.models import Q
 
+from memory_app.db.conflicts import retry_on_conflict
 from memory_app.embeddings.cache.keys import CacheKeys
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import (
@@ -32,6 +34,8 @@ from memory_app.models import (
     SessionMessage,
     Tenant,
 )
+from memory_app.services.store.locks import scopes_lock
+from memory_app.services.store.quotes import SaidBy, others_messages_locked, quotes_forget, user_said
 
 
 def admin_log_forget(model: type[models.Model], ids: Iterable[int]) -> int:
@@ -77,9 +81,21 @@ def _with_predecessors(tenant: Tenant, ids: set[int]) -> set[int]:
     return ids
 
 
+def _lock_scopes_of(tenant: Tenant, memory_ids: Sequence[int]) -> None:
+    """The scope locks of these memories, taken before any row is read for deletion: a store in the
+    same scope either finished before (its rows are seen and purged) or waits and sees them gone."""
+    scopes = (
+        Memory.objects.filter(tenant=tenant, pk__in=list(memory_ids))
+        .values_list("user_id", "namespace", "kind")
+        .distinct()
+    )
+    scopes_lock(tenant_id=tenant.pk, scopes=list(scopes))
+
+
 @transaction.atomic
 def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     """Hard-delete memories, their predecessors and every lineage or review record naming them."""
+    _lock_scopes_of(tenant, memory_ids)
     ids = set(Memory.objects.filter(tenant=tenant, pk__in=list(memory_ids)).values_list("pk", flat=True))
     if not ids:
         return 0
@@ -101,6 +117,7 @@ def memories_purge(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
     return len(ids) if deleted else 0
 
 
+@retry_on_conflict
 @transaction.atomic
 def memory_purge(*, tenant: Tenant, memory_id: int) -> int:
     """Forget one memory now (`DELETE /memories/{id}?purge=true`): the purge the expiry sweep would do
@@ -126,6 +143,28 @@ def user_memories_delete(
         raise ApplicationError("user_id is required.", fields={"user_id": ["This field is required."]})
     counts = {"episodic": 0, "semantic": 0, "procedural": 0, "sessions": 0, "messages": 0}
     kinds = [k for k, on in (("episodic", episodic), ("semantic", semantic)) if on]
+    # Who the user was in conversations, read before their memories and sessions go.
+    said = user_said(tenant=tenant, user_id=user_id) if episodic or short_term else None
+    session_ids: list[int] = []
+    if short_term:
+        # Session rows first (appends lock them too), then the scopes (as session_delete does). Only
+        # the sessions locked here are deleted: one an append starts after this point is newer.
+        # The sessions of others the user spoke in are locked now too, in the same order.
+        spoken_in = said.session_ids if said is not None and said.names else frozenset()
+        locked = (
+            ConversationSession.objects.select_for_update()
+            .filter(Q(user_id=user_id) | Q(session_id__in=spoken_in), tenant=tenant)
+            .order_by("pk")
+            .values_list("pk", "user_id")
+        )
+        session_ids = [pk for pk, owner in locked if owner == user_id]
+    if kinds:
+        scopes_lock(
+            tenant_id=tenant.pk,
+            scopes=Memory.objects.filter(tenant=tenant, user_id=user_id, kind__in=kinds)
+            .values_list("user_id", "namespace", "kind")
+            .distinct(),
+        )
     for kind in kinds:
         ids = list(
             Memory.objects.filter(tenant=tenant, user_id=user_id, kind=kind).values_list("pk", flat=True)
@@ -140,13 +179,28 @@ def user_memories_delete(
         counts["procedural"] = procs.delete()[0]
         embedding_cache_forget(tenant=tenant, texts=patterns)
     if short_term:
-        sessions = ConversationSession.objects.filter(tenant=tenant, user_id=user_id)
-        session_ids = list(sessions.values_list("pk", flat=True))
         message_ids = list(
             SessionMessage.objects.filter(session__in=session_ids).values_list("pk", flat=True)
         )
         admin_log_forget(ConversationSession, session_ids)
         admin_log_forget(SessionMessage, message_ids)
         counts["messages"] = SessionMessage.objects.filter(pk__in=message_ids).delete()[0]
-        counts["sessions"] = sessions.delete()[0]
+        counts["sessions"] = ConversationSession.objects.filter(tenant=tenant, pk__in=session_ids).delete()[0]
+    if said is not None:
+        quotes_forget(tenant=tenant, said=said, user_id=user_id)
+        if short_term:
+            counts["messages"] += _others_messages_forget(tenant, said)
     return counts
+
+
+def _others_messages_forget(tenant: Tenant, said: SaidBy) -> int:
+    """The user's messages in other users' sessions (a multi-party conversation)."""
+    removed = 0
+    for session, rows in others_messages_locked(tenant=tenant, said=said).items():
+        ids = [pk for pk, _tokens in rows]
+        admin_log_forget(SessionMessage, ids)
+        SessionMessage.objects.filter(pk__in=ids).delete()
+        session.token_count = max(0, session.token_count - sum(tokens for _pk, tokens in rows))
+        session.save(update_fields=["token_count", "updated_at"])
+        removed += len(ids)
+    return removed

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +16,56 @@ from memory_app.models.memory import MemoryKind
 from memory_app.services.store.types import MemoryInput
 
 SCOPE_FIELD_MAX = 255
+
+
+def _walk(value: Any, keys: list[str]) -> int:
+    """The nesting depth of `value` (a scalar is 0), collecting every key on the way."""
+    if isinstance(value, Mapping):
+        keys.extend(str(key) for key in value)
+        return 1 + max((_walk(item, keys) for item in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max((_walk(item, keys) for item in value), default=0)
+    return 0
+
+
+def metadata_problems(metadata: Any) -> list[str]:
+    """Why `metadata` cannot be stored, naming the limit (MEMORY_METADATA_*); [] when it can."""
+    if not isinstance(metadata, Mapping):
+        return ["Must be a JSON object."]
+    config = store_config()
+    problems = []
+    try:
+        size = len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    except (TypeError, ValueError):
+        return ["Must be JSON: objects, arrays, strings, numbers, booleans and null only."]
+    if size > config.metadata_max_bytes:
+        problems.append(
+            f"Is {size} bytes as JSON; MEMORY_METADATA_MAX_BYTES allows {config.metadata_max_bytes}."
+        )
+    keys: list[str] = []
+    depth = _walk(metadata, keys)
+    if depth > config.metadata_max_depth:
+        problems.append(
+            f"Is nested {depth} levels deep; MEMORY_METADATA_MAX_DEPTH allows {config.metadata_max_depth}."
+        )
+    if len(keys) > config.metadata_max_keys:
+        problems.append(f"Has {len(keys)} keys; MEMORY_METADATA_MAX_KEYS allows {config.metadata_max_keys}.")
+    longest = max((len(key) for key in keys), default=0)
+    if longest > config.metadata_max_key_chars:
+        problems.append(
+            f"Has a key of {longest} characters; MEMORY_METADATA_MAX_KEY_CHARS allows "
+            f"{config.metadata_max_key_chars}."
+        )
+    return problems
+
+
+def metadata_validate(metadata: Any, *, field: str = "metadata") -> None:
+    """An ApplicationError (400) naming the field and the limits `metadata` exceeds."""
+    problems = metadata_problems(metadata)
+    if problems:
+        raise ApplicationError(
+            f"Invalid {field}: {problems[0]} Nothing was stored.", fields={field: problems}
+        )
 
 
 def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
@@ -41,6 +93,8 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
         or not 0.0 <= float(confidence) <= 1.0
     ):
         errors["confidence"] = ["Must be a number between 0 and 1."]
+    if problems := metadata_problems(item.metadata):
+        errors["metadata"] = problems
     if item.embedding is not None:
         vector = np.asarray(item.embedding, dtype=np.float32)
         if vector.shape != (DIMENSIONS,) or not np.isfinite(vector).all():
@@ -67,8 +121,11 @@ def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
             fields[f"items[{index}].{name}"] = messages
     if fields:
         bad = sorted({int(key.split("]")[0][6:]) for key in fields})
+        first, messages = next(iter(fields.items()))
         raise ApplicationError(
-            f"Invalid memories at items {', '.join(map(str, bad))}; nothing was stored.", fields=fields
+            f"Invalid memories at items {', '.join(map(str, bad))} ({first}: {messages[0]}); "
+            "nothing was stored.",
+            fields=fields,
         )
     cleaned = []
     for item in items:

@@ -22,7 +22,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_app.db import advisory_xact_lock
+from memory_app.db.conflicts import retry_on_conflict
 from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.errors import ApplicationError
 from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
 from memory_app.judge.base import DecidingJudge
 from memory_app.judge.policy import Decision, decide
@@ -52,6 +54,10 @@ from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
 
 logger = logging.getLogger(__name__)
+# A candidate deleted, purged or merged by a writer outside the scope lock after it was read: the
+# new memory does not depend on it, so it is stored on its own ("created"), as compaction does when
+# a member drops out. The savepoint around the action makes the transaction usable again.
+CANDIDATE_GONE = (ApplicationError, IntegrityError)
 # Outcomes whose memory_id is the row inserted with the item's text.
 INSERTED_OUTCOMES = frozenset({"created", "superseded", "queued_for_review"})
 # Outcomes that add an active memory (a supersede replaces one): what the memory quota counts.
@@ -129,6 +135,7 @@ def _pending_marked(tenant: Tenant, outcomes: list[StoreOutcome]) -> list[StoreO
     return [replace(o, embedding_pending=True) if o.memory_id in pending else o for o in outcomes]
 
 
+@retry_on_conflict
 @transaction.atomic
 def _store_batch(
     *,
@@ -315,29 +322,40 @@ def _store_decided(
         assert judgement is not None, "a merge decision carries its judgement (is_merge)"
         text = merge_text_for(new_text=item.text, target=target, judgement=judgement)
         if text is not None:
-            return merge_new(
-                tenant=tenant,
-                new=build_item(tenant=tenant, item=item, vector=vector, model=model),
-                target=target,
-                decision=decision[0],
-                text=text,
-                actor=actor,
-            )
-        decision = (unmergeable(decision[0], new_text=item.text, target=target), decision[1])
+            try:
+                with transaction.atomic():
+                    return merge_new(
+                        tenant=tenant,
+                        new=build_item(tenant=tenant, item=item, vector=vector, model=model),
+                        target=target,
+                        decision=decision[0],
+                        text=text,
+                        actor=actor,
+                    )
+            except CANDIDATE_GONE:
+                logger.info("store: merge candidate %s is gone; storing as new", target.memory_id)
+                decision = None
+        else:
+            decision = (unmergeable(decision[0], new_text=item.text, target=target), decision[1])
     inserted = _insert_or_twin(tenant=tenant, item=item, vector=vector, model=model)
     if inserted.twin is not None:
         return inserted.twin
     new = inserted.memory
     assert new is not None
-    if decision is None:
+    if decision is None or decision[0].action == "store":
         return StoreOutcome(outcome="created", memory_id=new.pk)
-    return act_on_decision(
-        tenant=tenant,
-        new=new,
-        neighbours=neighbours,
-        decision=decision[0],
-        actor=actor,
-    )
+    try:
+        with transaction.atomic():
+            return act_on_decision(
+                tenant=tenant,
+                new=new,
+                neighbours=neighbours,
+                decision=decision[0],
+                actor=actor,
+            )
+    except CANDIDATE_GONE:
+        logger.info("store: candidate of memory %s is gone; kept as created", new.pk)
+        return StoreOutcome(outcome="created", memory_id=new.pk)
 
 
 def _judge(

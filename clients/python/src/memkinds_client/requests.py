@@ -53,6 +53,7 @@ class ListFilters(TypedDict, total=False):  # query parameters of GET /memories
     entity: str
     created_after: str
     created_before: str
+    fields: str  # comma-separated memory fields to keep ("id" always); all when left out
 
 
 class MemoryChanges(MemoryFields, total=False):  # PatchedMemoryUpdateInputRequest
@@ -89,6 +90,7 @@ class SearchOptions(TypedDict, total=False):  # MemorySearchInputRequest, withou
     half_life_days: float
     now: str  # ISO 8601: what "yesterday" in the query is read against (default: the server's time)
     query_time: QueryTime
+    fields: list[str]  # the memory fields each result keeps ("id" always); all when left out
 
 
 class ChatMessage(TypedDict):  # ContextMessageRequest
