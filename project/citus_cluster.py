@@ -249,8 +249,7 @@ def start(root: Path, *, port: int, workers: int) -> list[Node]:
                 out.write(include + "\n")
         if not is_running(node):
             _pg("pg_ctl", "start", "-w", "-D", str(node.data), "-l", str(node.data / "server.log"), user=user)
-    for database in ("postgres", DATABASE):
-        create_database(cluster, database)
+    create_database(cluster, DATABASE)
     return cluster
 
 
@@ -262,11 +261,10 @@ def create_database(cluster: list[Node], database: str) -> None:
             node, f"SELECT 1 FROM pg_database WHERE datname = '{database}'", database="postgres"
         ):
             psql(node, f'CREATE DATABASE "{database}"', database="postgres")
-        psql(
-            node,
-            "CREATE EXTENSION IF NOT EXISTS citus; CREATE EXTENSION IF NOT EXISTS vector",
-            database=database,
-        )
+        installed = set(psql(node, "SELECT extname FROM pg_extension", database=database).split())
+        for extension in ("citus", "vector"):
+            if extension not in installed:  # a worker in the metadata refuses even IF NOT EXISTS
+                psql(node, f"CREATE EXTENSION {extension}", database=database)
     psql(
         coordinator, f"SELECT citus_set_coordinator_host('127.0.0.1', {coordinator.port})", database=database
     )

@@ -7,6 +7,9 @@ class DatabaseFeatures(features.DatabaseFeatures):
     # Read by memory_app.db.citus_mode(): the few statements Citus plans differently take
     # another form there (each says why where it branches).
     is_citus = True
+    # The primary keys of distributed tables are (tenant_id, id): PostgreSQL no longer sees the
+    # other columns as functionally dependent on `id`, so GROUP BY names every selected column.
+    allows_group_by_selected_pks = False
 
 
 class DatabaseOperations(operations.DatabaseOperations):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory_app.services.maintenance.citus import citus_distribute
+from memory_app.services.maintenance.citus import citus_distribute, is_citus
 
 
 class Command(BaseCommand):
@@ -19,10 +19,18 @@ class Command(BaseCommand):
             "--shard-count", type=int, default=32, help="shards per distributed table (default 32)"
         )
         parser.add_argument("--dry-run", action="store_true", help="report the layout, change nothing")
+        parser.add_argument(
+            "--if-citus",
+            action="store_true",
+            help="do nothing on a database without the citus extension (docker-compose's migrate step)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["shard_count"] < 1:
             raise CommandError("--shard-count must be at least 1")
+        if options["if_citus"] and not is_citus():
+            self.stdout.write("not a Citus coordinator: nothing to distribute")
+            return
         try:
             layout = citus_distribute(shard_count=options["shard_count"], dry_run=options["dry_run"])
         except RuntimeError as exc:
