@@ -303,8 +303,12 @@ def url(node: Node, database: str = DATABASE) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bin/citus", description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["build", "start", "stop", "status", "createdb", "dropdb", "url"])
-    parser.add_argument("database", nargs="?", default=DATABASE, help="for createdb, dropdb and url")
+    parser.add_argument(
+        "action", choices=["build", "start", "stop", "status", "createdb", "dropdb", "url", "rebalance"]
+    )
+    parser.add_argument(
+        "database", nargs="?", default=DATABASE, help="for createdb, dropdb, url and rebalance"
+    )
     parser.add_argument("--workers", type=int, default=int(os.environ.get("CITUS_WORKERS", DEFAULT_WORKERS)))
     parser.add_argument("--port", type=int, default=int(os.environ.get("CITUS_PORT", DEFAULT_PORT)))
     parser.add_argument(
@@ -336,6 +340,22 @@ def main(argv: list[str] | None = None) -> int:
         elif args.action == "createdb":
             create_database(cluster, args.database)
             print(url(cluster[0], args.database))
+        elif args.action == "rebalance":
+            # Online: shard groups move by logical replication while reads and writes go on.
+            psql(
+                cluster[0],
+                "SELECT citus_rebalance_start(shard_transfer_mode => 'force_logical')",
+                database=args.database,
+            )
+            psql(cluster[0], "SELECT citus_rebalance_wait()", database=args.database)
+            print(
+                psql(
+                    cluster[0],
+                    "SELECT nodeport || ': ' || count(*) || ' shards' FROM citus_shards "
+                    "GROUP BY nodeport ORDER BY nodeport",
+                    database=args.database,
+                )
+            )
         elif args.action == "dropdb":
             drop_database(cluster, args.database)
         else:
