@@ -31,6 +31,9 @@ from support import benchenv
 from support.benchdb import log
 
 ROOT = benchenv.ROOT
+# In-process requests through Django's test client (as bench/request_cost.py).
+os.environ["ALLOWED_HOSTS"] = "testserver"
+os.environ["SECURE_SSL_REDIRECT"] = "false"
 RESULTS = ROOT / "bench" / "results" / "citus.json"
 RESULTS_QUICK = ROOT / "bench" / "results" / "citus_quick.json"
 DATABASE = "memory_bench_citus"
