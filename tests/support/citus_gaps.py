@@ -55,12 +55,6 @@ GAPS: dict[str, str] = {
     "test_counting_an_access_on_a_page_the_inserts_filled_is_a_heap_only_update": (
         "counts heap-only updates in pg_stat_user_tables of the coordinator; the updates happen on the shards"
     ),
-    "test_over_stdio_every_tool_works_and_another_tenant_sees_nothing": (
-        "the MCP server child process finds none of the test's rows on the Citus run (not yet investigated)"
-    ),
-    "test_over_http_every_tool_works_with_api_keys_and_tenants_stay_apart": (
-        "the MCP server child process finds none of the test's rows on the Citus run (not yet investigated)"
-    ),
 }
 
 
