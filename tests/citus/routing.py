@@ -61,10 +61,10 @@ def shard_tasks(statements: list[str]) -> list[tuple[int, str, str]]:
             plan = "\n".join(row[0] for row in cursor.fetchall())
             cursor.execute("ROLLBACK TO SAVEPOINT explain_check")
             counts = [int(n) for n in _TASKS.findall(plan)]
-            found.append((max(counts) if counts else 0, " ".join(query.split())[:300], plan))
+            found.append((max(counts) if counts else 0, " ".join(query.split()), plan))
     return found
 
 
 def multi_shard(statements: list[str]) -> list[str]:
     """The statements on distributed tables that reach more than one shard."""
-    return [f"{tasks} tasks: {sql}" for tasks, sql, _ in shard_tasks(statements) if tasks != 1]
+    return [f"{tasks} tasks: {sql[:300]}" for tasks, sql, _ in shard_tasks(statements) if tasks != 1]
