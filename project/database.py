@@ -22,6 +22,9 @@ logger = logging.getLogger(__name__)
 
 MIN_PGVECTOR = (0, 8)
 EMBEDDED_DB_NAME = "memory"
+# A Citus coordinator at DATABASE_URL (the citus extension installed) gets this backend: Django's
+# PostgreSQL backend with bulk inserts Citus can route (project/citus_backend).
+CITUS_ENGINE = "project.citus_backend"
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -128,7 +131,8 @@ def embedded_config(data_dir: Path, *, shared_buffers: str = "") -> dict[str, An
 
 
 def verify_pgvector(config: dict[str, Any]) -> str:
-    """Refuse to start on a server without pgvector >= 0.8; returns the available version."""
+    """Refuse to start on a server without pgvector >= 0.8; returns the available version. On a
+    Citus coordinator, switches config's ENGINE to the Citus backend."""
     import psycopg
 
     # psycopg.connect's keywords each have their own type; these come from Django's settings dict.
@@ -145,6 +149,7 @@ def verify_pgvector(config: dict[str, Any]) -> str:
             row = conn.execute(
                 "SELECT default_version, installed_version FROM pg_available_extensions WHERE name = 'vector'"
             ).fetchone()
+            citus = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'").fetchone()
     except psycopg.Error as exc:
         raise ImproperlyConfigured(f"DATABASE_URL: cannot connect to PostgreSQL: {exc}".strip()) from exc
     if row is None:
@@ -159,6 +164,8 @@ def verify_pgvector(config: dict[str, Any]) -> str:
                 f"DATABASE_URL: pgvector {version} is {label} on the server; this service needs >= 0.8 "
                 "(ALTER EXTENSION vector UPDATE after upgrading the package)"
             )
+    if citus is not None:
+        config["ENGINE"] = CITUS_ENGINE
     return installed or available
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from project.database import database_config
+from project.database import CITUS_ENGINE, database_config
 from project.env import (
     env_bool,
     env_choice,
@@ -133,6 +133,10 @@ DATABASES = {
         shared_buffers=EMBEDDED_PG_SHARED_BUFFERS,
     )
 }
+# A Citus coordinator is recognised by the start-up check above; with PGVECTOR_CHECK off, this says
+# so instead (project/citus_backend: the SQL Django writes in the forms Citus routes).
+if DATABASE_URL and env_bool("DATABASE_CITUS", False):
+    DATABASES["default"]["ENGINE"] = CITUS_ENGINE
 # Read replicas (streaming standbys of DATABASES["default"]): the read-only API paths use a healthy
 # one (memory_app/db_routing.py); a replica further behind than the lag limit, or down, is skipped.
 DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])

@@ -10,8 +10,9 @@ from memory_app.services.api_keys import api_key_issue
 from tests.factories import TenantFactory
 from tests.support.respx_httpx2 import install as install_respx_httpx2
 
-# Every statement the service sends to a tenant-owned table names its tenant (docs/SCALING.md).
-pytest_plugins = ["tests.support.tenant_predicate"]
+# Every statement the service sends to a tenant-owned table names its tenant (docs/SCALING.md); on a
+# Citus cluster, the tests that cannot pass there yet are skipped with their reason (citus_gaps).
+pytest_plugins = ["tests.support.tenant_predicate", "tests.support.citus_gaps"]
 
 # respx must also see the OpenAI SDK's httpx2 transport (tests/support/respx_httpx2.py).
 install_respx_httpx2()

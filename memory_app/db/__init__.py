@@ -7,6 +7,7 @@ and how statements reach the server; `field__any=[...]` (lookups.py) filters on 
 array parameter.
 """
 
+from memory_app.db.citus import citus_mode
 from memory_app.db.counts import LargeScopes, count_up_to
 from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
@@ -38,6 +39,7 @@ __all__ = [
     "advisory_lock_key",
     "advisory_xact_lock",
     "assert_client_side_binding",
+    "citus_mode",
     "copy_out",
     "count_up_to",
     "element_frequencies",

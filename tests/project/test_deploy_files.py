@@ -128,3 +128,34 @@ def test_the_replication_scripts_are_valid_shell(script: str) -> None:
         [shell, "-n", str(ROOT / "deploy" / "replica" / script)], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+@needs_compose
+def test_the_citus_profile_adds_a_coordinator_and_two_workers_the_app_points_at(tmp_path: Path) -> None:
+    env_file = tmp_path / "citus.env"
+    env_file.write_text((ROOT / ".env.example").read_text() + "DATABASE_HOST=citus-coordinator\n")
+    services = _rendered(env_file, "citus")["services"]
+    nodes = ("citus-coordinator", "citus-worker-1", "citus-worker-2")
+    for name in nodes:
+        assert services[name]["profiles"] == ["citus"]
+        assert services[name]["image"] == "agent-memory-citus:latest"
+        assert "wal_level=logical" in services[name]["command"]
+    register = services["citus-register"]
+    assert set(register["depends_on"]) == set(nodes)
+    assert register["environment"]["CITUS_WORKERS"] == "citus-worker-1 citus-worker-2"
+    for name in ("web", "worker", "beat", "migrate"):
+        assert "@citus-coordinator:5432/" in services[name]["environment"]["DATABASE_URL"], name
+    assert "citus_distribute --if-citus" in " ".join(services["migrate"]["command"])
+    assert "pgvector" in (ROOT / "deploy" / "citus" / "Dockerfile").read_text()
+
+
+@needs_compose
+def test_without_the_citus_profile_the_app_uses_db_and_the_citus_nodes_stay_in_their_profile() -> None:
+    services = _rendered(ROOT / ".env.example")["services"]
+    assert "@db:5432/" in services["web"]["environment"]["DATABASE_URL"]
+    # docker-compose v1 lists every service; the profile keeps them from starting.
+    assert all(s.get("profiles") == ["citus"] for name, s in services.items() if name.startswith("citus"))
+
+
+def test_the_citus_register_script_is_valid_shell() -> None:
+    assert subprocess.run(["sh", "-n", str(ROOT / "deploy" / "citus" / "register.sh")]).returncode == 0

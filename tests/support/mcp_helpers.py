@@ -49,6 +49,8 @@ def served_env() -> dict[str, str]:
         "CELERY_BROKER_URL": "",
         "LOG_LEVEL": "warning",
         "PGVECTOR_CHECK": "false",
+        # Without the start-up check, a Citus coordinator is named (project/citus_backend).
+        "DATABASE_CITUS": "true" if getattr(connection.features, "is_citus", False) else "false",
     }
 
 

@@ -72,10 +72,11 @@ def scope_is_small(*, tenant: Tenant, scope: Scope, limit: int | None = None) ->
     return small
 
 
+# The join names the tenant too: on Citus a join by id alone would reach every shard.
 _ROWS = f"""
         SELECT m.id, m.text, m.created_at, n.distance
         FROM nearest n JOIN {Memory._meta.db_table} m ON m.id = n.id
-        WHERE n.distance <= %s ORDER BY n.distance, m.id"""
+        WHERE m.tenant_id = %s AND n.distance <= %s ORDER BY n.distance, m.id"""
 
 
 _ABOUT_WHERE = " AND metadata->>'about' = %s"
@@ -133,7 +134,7 @@ def scope_neighbours(
     if about:
         scope_params.append(about)
     if exact:
-        rows = fetch_all(_exact_sql(table, about=bool(about)), [*scope_params, literal, k, radius])
+        rows = fetch_all(_exact_sql(table, about=bool(about)), [*scope_params, literal, k, tenant.pk, radius])
     else:
         # SET LOCAL lasts until the end of the enclosing transaction (the store's), never longer.
         # Sent with the query in one round trip; the SELECT is the last result.
@@ -141,7 +142,7 @@ def scope_neighbours(
         rows = fetch_all_with(
             hnsw_settings(ef_search=ef_search),
             _hnsw_sql(table, about=bool(about)),
-            [literal, *scope_params, literal, k, radius],
+            [literal, *scope_params, literal, k, tenant.pk, radius],
             isolate=False,
             using=DEFAULT_DB_ALIAS,
         )

@@ -16,7 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_app.conf import embeddings_config
-from memory_app.db import execute_all, insert_sql, mark_saved
+from memory_app.db import citus_mode, execute_all, insert_sql, mark_saved
 from memory_app.embeddings import embed_text
 from memory_app.errors import ApplicationError, not_found
 from memory_app.models import Memory, MemoryChange, MemoryChangeSource, MemoryTokens, Tenant
@@ -127,6 +127,11 @@ def _result_vector(tenant: Tenant, text: str, same_text: Memory | None, incoming
         return embed_text(text, tenant=tenant)
     if same_text is incoming:
         return same_text.embedding
+    if citus_mode() and same_text.has_embedding:
+        # Citus routes no INSERT holding a subquery: the vector makes the round trip instead.
+        return Memory.objects.filter(tenant_id=same_text.tenant_id, pk=same_text.pk).values_list(
+            "embedding", flat=True
+        )[0]
     return vector_of(same_text.pk, tenant_id=same_text.tenant_id) if same_text.has_embedding else None
 
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 from memory_app.db import execute
 from memory_app.embeddings.active import active_model_forget
 from memory_app.models import ActiveEmbeddingModel, Memory, MemoryTokens, Procedure, ReindexVector, Tenant
-from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows
+from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows, token_conflict_key
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def _keep_tokens(batch: list[tuple[int, str, str]]) -> None:
         rows = memory_tokens_rows(tenant_id=tenant_id, memories=memories)
         if rows:
             MemoryTokens.objects.bulk_create(
-                rows, update_conflicts=True, unique_fields=["memory"], update_fields=TOKEN_FIELDS
+                rows, update_conflicts=True, unique_fields=token_conflict_key(), update_fields=TOKEN_FIELDS
             )
 
 

@@ -14,12 +14,19 @@ from collections.abc import Callable, Sequence
 
 from django.db import transaction
 
+from memory_app.db import citus_mode
 from memory_app.judge.signals.alignment import text_digest, token_encoder, tokens_bytes
 from memory_app.models import MemoryTokens, Tenant
 from memory_app.selectors.store.tokens import memory_tokens_missing, memory_tokens_stale
 
 # What an upsert of a memory's row replaces (the row of an older text of the same memory).
 TOKEN_FIELDS = ["text_digest", "words", "vectors"]
+
+
+def token_conflict_key() -> list[str]:
+    """The unique key an upsert of token rows names: the primary key (memory_id), which on Citus
+    is (tenant_id, memory_id) (`manage.py citus_distribute` widens every key of a distributed table)."""
+    return ["tenant", "memory"] if citus_mode() else ["memory"]
 
 
 def memory_tokens_rows(*, tenant_id: int, memories: Sequence[tuple[int, str]]) -> list[MemoryTokens]:
@@ -47,7 +54,7 @@ def memory_tokens_save(*, tenant: Tenant, memories: Sequence[tuple[int, str]]) -
         MemoryTokens.objects.bulk_create(
             rows,
             update_conflicts=True,
-            unique_fields=["memory"],
+            unique_fields=token_conflict_key(),
             update_fields=TOKEN_FIELDS,
         )
     return len(rows)
@@ -79,7 +86,7 @@ def memory_tokens_fill(
                 MemoryTokens.objects.bulk_create(
                     rows,
                     update_conflicts=True,
-                    unique_fields=["memory"],
+                    unique_fields=token_conflict_key(),
                     update_fields=TOKEN_FIELDS,
                 )
                 done += len(rows)
