@@ -76,6 +76,10 @@ class SearchFilters(TypedDict, total=False):  # SearchFilterRequest
 
 
 class SearchOptions(TypedDict, total=False):  # MemorySearchInputRequest, without query
+    user_id: str
+    agent_id: str
+    session_id: str
+    all_users: bool
     limit: int
     mode: Mode
     filters: SearchFilters
@@ -94,6 +98,10 @@ class ChatMessage(TypedDict):  # ContextMessageRequest
 
 
 class ContextOptions(TypedDict, total=False):  # ContextInputRequest
+    user_id: str
+    agent_id: str
+    session_id: str
+    all_users: bool
     query: str
     messages: list[ChatMessage]
     user_turns: int
@@ -149,6 +157,8 @@ class SessionMessage(TypedDict, total=False):  # MessageRequest
     role: Required[Role]
     content: Required[str]
     created_at: str
+    speaker: str
+    message_id: str
 
 
 class AppendOptions(TypedDict, total=False):  # SessionAppendInputRequest, without messages, role, content
