@@ -132,7 +132,10 @@ class Session(TypedDict):  # SessionOutput
 class Message(TypedDict):  # MessageOutput
     position: int
     role: Role
+    speaker: str
     content: str
+    message_id: str
+    timestamp: str
     token_count: int
     created_at: str
 
