@@ -59,7 +59,7 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a(
         "POST",
         "/api/v1/memories",
-        [{"text": "User is vegan", "user_id": "u1"}, {"text": "User owns a dog"}],
+        [{"text": "User is vegan", "user_id": "u1"}, {"text": "Dogs are mammals", "kind": "semantic"}],
         expect=201,
     )
     a("POST", "/api/v1/memories", {"text": "User's BMI goal is 23", "user_id": "u1"}, expect=200)
@@ -103,6 +103,8 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
         "POST", "/api/v1/memories/search", {"query": "BMI goal", "filters": {"user_id": "u1"}}, expect=200
     )
     assert hits["results"]
+    a("POST", "/api/v1/memories/search", {"query": "BMI goal", "user_id": "u1"}, expect=200)
+    a("POST", "/api/v1/memories/search", {"query": "BMI goal"}, expect=400)
     a("POST", "/api/v1/memories/search", {"query": "BMI", "mode": "psychic"}, expect=400)
     timed = a(
         "POST",
