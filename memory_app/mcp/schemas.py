@@ -28,6 +28,13 @@ OPERATOR_KNOBS = frozenset(
         "half_life_days",
         "max_distance",
         "extraction",
+        # Whether a time in the query boosts or filters: how the service ranks, like mmr.
+        "query_time",
+        # The clock a query's "yesterday" is read against: for replays and evaluation; an agent
+        # speaks now, the server's time.
+        "now",
+        # Which fields each result keeps: MCP results are already compact (mcp/results.py).
+        "fields",
     }
 )
 KNOB_MESSAGE = "Set by the operator (settings, agent profile), not by a tool call."
