@@ -37,7 +37,7 @@ class ScopeFields(StrictSerializer):
     all_users = serializers.BooleanField(
         required=False,
         default=False,
-        help_text="read every user's episodic memory (results may mix users); otherwise give user_id",
+        help_text="read every user's memories, not one user's",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
