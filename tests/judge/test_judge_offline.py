@@ -123,7 +123,8 @@ def test_another_thing_in_a_shared_frame_is_at_most_reviewed(judge):
     ]:
         decision = _decide(judge, old, new)
         assert decision.action in ("review", "store"), (old, new)
-        assert "frame" in decision.judgement.reason or decision.action == "store"
+        # A store decision carries no judgement (a sure distinct: both kept, nothing to review).
+        assert decision.action == "store" or "frame" in decision.judgement.reason
 
 
 def test_a_pronoun_contraction_is_not_a_word_left_unrestated(judge):
