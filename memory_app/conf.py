@@ -236,6 +236,7 @@ class ContextConfig:
     confidence_weight: float
     max_tokens: int
     candidates: int
+    relevance_floor: float
     all_max_tokens: int
     # Each part's first share of /context/all's budget, by part name (read-only).
     all_shares: Mapping[str, float]
@@ -249,6 +250,7 @@ def context_config() -> ContextConfig:
         confidence_weight=settings.CONTEXT_CONFIDENCE_WEIGHT,
         max_tokens=settings.CONTEXT_MAX_TOKENS,
         candidates=settings.CONTEXT_CANDIDATES,
+        relevance_floor=settings.CONTEXT_RELEVANCE_FLOOR,
         all_max_tokens=settings.CONTEXT_ALL_MAX_TOKENS,
         all_shares=MappingProxyType(dict(settings.CONTEXT_ALL_SHARES)),
         all_candidates=settings.CONTEXT_ALL_CANDIDATES,

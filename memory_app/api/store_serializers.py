@@ -11,7 +11,7 @@ from memory_app.api.strict import StrictSerializer
 from memory_app.conf import store_config
 from memory_app.models.agent_config import JUDGES
 from memory_app.models.memory import MemoryKind
-from memory_app.services.store.validation import metadata_problems
+from memory_app.services.store.validation import EPISODIC_NEEDS_USER, metadata_problems
 
 
 class StrictCharField(serializers.CharField):
@@ -60,7 +60,8 @@ class MemoryWritableFields(StrictSerializer):
 
 
 class MemoryStoreInputSerializer(MemoryWritableFields):
-    """One memory to store. `POST /api/v1/memories` takes one of these or a list of them."""
+    """One memory to store. `POST /api/v1/memories` takes one of these or a list of them. An
+    episodic memory (the default kind) names its user; semantic memory is shared and needs none."""
 
     text = StrictCharField(validators=[_check_text_length])
     kind = serializers.ChoiceField(choices=MemoryKind.choices, default=MemoryKind.EPISODIC)
@@ -68,6 +69,11 @@ class MemoryStoreInputSerializer(MemoryWritableFields):
     agent_id = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
     namespace = StrictCharField(max_length=255, required=False, default="default")
     session_id = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["kind"] == MemoryKind.EPISODIC and not attrs["user_id"].strip():
+            raise serializers.ValidationError({"user_id": [EPISODIC_NEEDS_USER]})
+        return attrs
 
 
 class StoreOptionsSerializer(StrictSerializer):

@@ -6,7 +6,8 @@ is kept as said: "Speaker: words", its neighbouring messages as `context` (the l
 time. The rule extractor then adds the statements it is sure of, about the right person: first
 person ("I love hiking") is about the speaker, second person ("Your kids are adorable") about the
 person addressed. An assistant's or tool's words only serve as context: they are not evidence about
-anyone. Small talk ("Thanks!") is left out (extraction/smalltalk.py).
+anyone. Small talk ("Thanks!") and questions ("What should I cook tonight?") are left out
+(extraction/smalltalk.py): they stay in the session's short-term memory.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from datetime import datetime
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from memory_app.extraction.dates import resolve_event_date
-from memory_app.extraction.rules import _clauses, extract_statement, topics_of
-from memory_app.extraction.smalltalk import is_small_talk
+from memory_app.extraction.rules import _clauses, extract_statement, not_calendar, topics_of
+from memory_app.extraction.smalltalk import states_nothing
 
 CONTEXT_RADIUS = 2
 HUMAN_ROLES = frozenset({"user"})
@@ -80,12 +81,13 @@ def names_in(text: str) -> tuple[str, ...]:
         word = m.group(0)
         if not _SENTENCE_START.search(text[: m.start()]) and word.lower() not in ENGLISH_STOP_WORDS:
             found.add(word.removesuffix("'s"))
-    return tuple(sorted(found - {"I'm", "I've", "I'd", "I'll"}))
+    return tuple(sorted(not_calendar(found - {"I'm", "I've", "I'd", "I'll"})))
 
 
 def with_speaker(name: str, entities: tuple[str, ...] | set[str]) -> tuple[str, ...]:
-    """The entities plus the speaker's name (a role standing in for a name is no entity)."""
-    return tuple(sorted({*entities, name} - ROLE_NAMES))
+    """The entities plus the speaker's name (a role standing in for a name is no entity), without
+    weekday and month names (an LLM's list may hold them too)."""
+    return tuple(sorted(not_calendar({*entities, name} - ROLE_NAMES)))
 
 
 def addressee(messages: Sequence[ChatMessage], index: int) -> str:
@@ -171,9 +173,9 @@ def rule_facts(messages: Sequence[ChatMessage], index: int) -> list[MemoryDraft]
 
 
 def message_memory(messages: Sequence[ChatMessage], index: int, *, max_chars: int) -> MemoryDraft | None:
-    """Message `index` kept as said, or None for small talk and non-human roles."""
+    """Message `index` kept as said, or None for questions, small talk and non-human roles."""
     message = messages[index]
-    if message.role not in HUMAN_ROLES or not message.content.strip() or is_small_talk(message.content):
+    if message.role not in HUMAN_ROLES or not message.content.strip() or states_nothing(message.content):
         return None
     date = resolve_event_date(message.content, message.timestamp)
     return MemoryDraft(

@@ -22,6 +22,10 @@ recorded keeps the message's own words:
   `season_start`).
 "Recently" and "lately" name no day and stay unresolved: the event date is then the message's own
 time, and no expression is recorded.
+
+A date that leaves its year (or week) open ("June 5th", "Friday") is the previous occurrence before
+the message, unless its sentence looks ahead ("see you on Friday June 5th!", "next", "we'll meet on
+Friday"): then it is the next one. Said on 2026-05-12, "see you on Friday June 5th!" is 2026-06-05.
 """
 
 from __future__ import annotations
@@ -57,6 +61,23 @@ _TRAILING_CONJUNCTION = re.compile(r"\s+(?:and|or|but|so|then)$", re.I)
 
 
 _FRAGMENT = re.compile(r"[,;:.!?()\n]+|\s+-\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Words that put a sentence in the future. English marks the future with a closed set of
+# auxiliaries and phrases (will, shall, going to, about to...) and a few adverbs of time ahead;
+# dateparser has no notion of tense, so a date without a year would otherwise always be past.
+_AHEAD = re.compile(
+    r"\b(?:see\s+you|next|will|shall|going\s+to|gonna|about\s+to|plan(?:s|ning)?\s+to|let's|"
+    r"looking\s+forward|can't\s+wait|cannot\s+wait|upcoming|coming\s+up|tomorrow|"
+    r"soon)\b|\w'll\b",
+    re.I,
+)
+
+
+def looks_ahead(sentence: str) -> bool:
+    """Whether the sentence speaks of something still to come (see `_AHEAD`)."""
+    return bool(_AHEAD.search(sentence.replace("\u2019", "'")))
+
+
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.I)
 _WEEKEND = re.compile(r"\b(this\s+past|last|this|next|past)\s+weekend\b", re.I)
 _WEEKEND_AS = "saturday"
@@ -185,23 +206,25 @@ def resolve_event_date(text: str, said_at: datetime | None) -> EventDate | None:
     from dateparser.search import search_dates
 
     relative = _naive_utc(base)
-    settings = {"RELATIVE_BASE": relative, "PREFER_DATES_FROM": "past"}
     # Searched phrase by phrase: dateparser's search misses a date that opens a longer sentence
     # ("Last week, someone wrote me" finds nothing; "Last week" alone is found).
-    for fragment in _FRAGMENT.split(text):
-        if not fragment.strip():
-            continue
-        try:
-            searchable, made = _searchable(fragment, relative.date())
-            found = search_dates(searchable, languages=["en"], settings=settings)
-        except Exception as exc:  # a parser failure costs the date, never the message
-            logger.warning("date search failed: %s", exc)
-            continue
-        for expression, when in found or []:
-            if _accepted(expression):
-                resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-                said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), made)
-                return EventDate(when=resolved, expression=said)
+    for sentence in _SENTENCE.split(text):
+        prefer = "future" if looks_ahead(sentence) else "past"
+        settings = {"RELATIVE_BASE": relative, "PREFER_DATES_FROM": prefer}
+        for fragment in _FRAGMENT.split(sentence):
+            if not fragment.strip():
+                continue
+            try:
+                searchable, made = _searchable(fragment, relative.date())
+                found = search_dates(searchable, languages=["en"], settings=settings)
+            except Exception as exc:  # a parser failure costs the date, never the message
+                logger.warning("date search failed: %s", exc)
+                continue
+            for expression, when in found or []:
+                if _accepted(expression):
+                    resolved = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+                    said = _as_said(_TRAILING_CONJUNCTION.sub("", expression.strip()), made)
+                    return EventDate(when=resolved, expression=said)
     return EventDate(when=base.astimezone(UTC), expression="")
 
 

@@ -8,6 +8,7 @@ tests/data/extraction_labeled.jsonl by `manage.py evaluate_extraction` (docs/EVA
 
 from __future__ import annotations
 
+import calendar
 import re
 
 from memory_app.extraction.types import ExtractedMemory
@@ -248,10 +249,20 @@ def topics_of(text: str) -> tuple[str, ...]:
     return tuple(sorted(t for t, words in TOPIC_WORDS.items() if any(w in low for w in words)))
 
 
+# Weekday and month names are capitalised but name a time, not a person, place or thing. From the
+# calendar module (English under the C locale), not a hand-written list.
+CALENDAR_WORDS = frozenset(w.casefold() for w in (*calendar.day_name, *calendar.month_name) if w)
+
+
+def not_calendar(names: set[str] | tuple[str, ...] | list[str]) -> set[str]:
+    """The names without weekday and month names ("Friday", "June's")."""
+    return {n for n in names if n.casefold().removesuffix("'s") not in CALENDAR_WORDS}
+
+
 def entities_of(text: str) -> tuple[str, ...]:
     """Capitalised words not opening the text (names, places): a cheap stand-in for NER."""
     found = {m.group(0) for m in re.finditer(r"\b[A-Z][a-zA-Z'-]+\b", text) if m.start() > 0}
-    return tuple(sorted(found - {"User", "I'm", "I've", "I'd", "I'll"}))
+    return tuple(sorted(not_calendar(found - {"User", "I'm", "I've", "I'd", "I'll"})))
 
 
 def _clauses(message: str) -> list[str]:

@@ -1,4 +1,7 @@
-"""Is a chat message small talk (nothing worth recalling later)?
+"""Is a chat message small talk or a question (nothing worth recalling later)?
+
+A question asks and states nothing ("What should I cook tonight?"): a message made only of
+questions and small talk stays in short-term memory (the session) and is not stored long-term.
 
 A message is small talk when, once function words (scikit-learn's English stop words) and the
 words of acknowledgement and reaction below are set aside, no word is left and it names no number.
@@ -36,3 +39,20 @@ def is_small_talk(text: str) -> bool:
     if any(ch.isdigit() for ch in text):
         return False
     return not content_words(text)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# What may follow a question mark before the sentence ends: closing quotes, brackets, emoji.
+_TRAILING = re.compile(r"[^\w.!?]+$")
+
+
+def states_nothing(text: str) -> bool:
+    """Every sentence is a question or small talk: nothing to recall later."""
+    for sentence in _SENTENCE_END.split(text.strip()):
+        sentence = _TRAILING.sub("", sentence)
+        if not sentence:
+            continue
+        if sentence.rstrip("!.").endswith("?") or is_small_talk(sentence):
+            continue
+        return False
+    return True

@@ -158,3 +158,15 @@ def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = 
         if stands_for(kept, other, relation=relation, kept_refines=False):
             return kept
     return None
+
+
+_QUESTION = re.compile(r"[^.!?\n]*\?+")
+
+
+def fact_stands_for_message(fact: str, message: str) -> bool:
+    """Whether a fact extracted from a message ("Hana loves hiking") says everything the message
+    as said ("Hana: I love hiking. Any trail tips?") states: every number and name, and every
+    content word of its statements (its questions ask, they state nothing). A merge of the two
+    then keeps the fact's clean words rather than the raw message."""
+    statements = _QUESTION.sub(" ", message)
+    return not lost_facts(fact, statements) and tn.content_words(statements) <= tn.content_words(fact)

@@ -70,6 +70,9 @@ def without_knobs(schema: dict[str, Any]) -> dict[str, Any]:
         for name, value in schema["properties"].items()
         if name not in OPERATOR_KNOBS or name in SCOPE_FIELDS
     }
+    for name in SCOPE_FIELDS & properties.keys():
+        # Every tool's description says whom user_id names; the field's own words repeat it.
+        properties[name] = {k: v for k, v in properties[name].items() if k != "description"}
     filters = properties.get("filters")
     if isinstance(filters, dict) and isinstance(filters.get("properties"), dict):
         nested = {
@@ -107,14 +110,14 @@ def _collapse(node: dict[str, Any]) -> dict[str, Any]:
 
 def _says_nothing(key: str, value: Any) -> bool:
     """A number's storage format, a bound only the database needs, nothing required, an empty
-    default."""
+    or false default (an agent leaves such a field out)."""
     if key == "format":
         return value in ("double", "float", "int64", "int32")
     if key == "maximum":
         return isinstance(value, int | float) and value >= HUGE
     if key == "required":
         return value == []
-    return key == "default" and value in ("", {}, [])
+    return key == "default" and (value is False or value in ("", {}, []))
 
 
 def tidy(node: Any) -> Any:

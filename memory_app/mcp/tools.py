@@ -248,8 +248,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Store memories",
         description=(
             "Save facts, one short sentence each ('User is allergic to peanuts'), with the user_id "
-            "of the person (none for shared knowledge). Each outcome: created, duplicate_of, "
-            "merged_into, superseded (old value replaced) or queued_for_review."
+            "of the person (shared knowledge: kind semantic, no user_id). Each outcome: created, "
+            "duplicate_of, merged_into, superseded (old value replaced) or queued_for_review."
         ),
         method="POST",
         url_name="memory-collection",

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def curl_calls() -> list[tuple[str, dict[str, object]]]:
     """(path, JSON body) of each curl command of the quick start's block, in order."""
-    block = readme_block("bash", "What should I cook tonight?")
+    block = readme_block("bash", "Can I make a peanut curry tonight?")
     calls = []
     for command in block.replace("\\\n", " ").splitlines():
         words = shlex.split(command)

@@ -50,11 +50,11 @@ def test_a_list_answers_one_outcome_per_item_in_order(tenant_a):
 
 def test_deduplicate_false_as_a_query_option_is_accepted_and_bad_options_are_400(tenant_a):
     ok = tenant_a.client.post(
-        f"{URL}?deduplicate=false&judge=offline", {"text": "User likes jazz"}, format="json"
+        f"{URL}?deduplicate=false&judge=offline", {"text": "User likes jazz", "user_id": "u1"}, format="json"
     )
     assert ok.status_code == 201
     bad = tenant_a.client.post(
-        f"{URL}?judge=oracle&candidate_radius=5", {"text": "User likes blues"}, format="json"
+        f"{URL}?judge=oracle&candidate_radius=5", {"text": "User likes blues", "user_id": "u1"}, format="json"
     )
     assert bad.status_code == 400
     assert set(bad.json()["error"]["fields"]) == {"judge", "candidate_radius"}
@@ -97,6 +97,7 @@ def test_oversized_text_is_refused_with_the_limit_in_the_message(tenant_a, setti
 
 def test_one_bad_item_in_a_list_names_the_item_and_stores_none_of_them(tenant_a):
     items = [{"text": "fine one"}, {"text": " "}, {"text": "fine two"}, {"text": "x", "confidence": "high"}]
+    items = [{**item, "user_id": "u1"} for item in items]
     response = tenant_a.client.post(URL, items, format="json")
     assert response.status_code == 400
     error = response.json()["error"]
@@ -119,11 +120,9 @@ def test_stores_without_a_key_are_401_and_a_stored_memory_is_only_in_its_tenant(
     tenant_a, tenant_b, anon_client
 ):
     assert anon_client.post(URL, {"text": "x"}, format="json").status_code == 401
-    body = tenant_a.client.post(URL, {"text": "User's PIN hint is blue"}, format="json").json()
-    assert (
-        tenant_b.client.post(URL, {"text": "User's PIN hint is blue"}, format="json").json()["outcome"]
-        == "created"
-    )
+    pin = {"text": "User's PIN hint is blue", "user_id": "u1"}
+    body = tenant_a.client.post(URL, pin, format="json").json()
+    assert tenant_b.client.post(URL, pin, format="json").json()["outcome"] == "created"
     assert Memory.objects.get(pk=body["memory_id"]).tenant == tenant_a.tenant
     assert tenant_b.client.get(f"{URL}/{body['memory_id']}").status_code == 404
 

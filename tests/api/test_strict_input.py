@@ -70,14 +70,15 @@ def test_every_body_rejects_an_unknown_field_by_name(tenant_a, template, method)
     assert any("not_a_field" in key for key in response.json()["error"]["fields"])
 
 
-def test_a_top_level_user_id_in_a_search_is_refused_not_dropped(tenant_a):
-    """The report: the misplaced user_id was ignored and the search returned every user's memories."""
+def test_a_top_level_user_id_in_a_search_scopes_it_and_is_never_dropped(tenant_a):
+    """The report: a misplaced user_id was once ignored and the search returned every user's
+    memories; the top level is now where the user is named."""
     MemoryFactory(tenant=tenant_a.tenant, user_id="someone-else", text="Someone else's secret plan")
     response = tenant_a.client.post(
         "/api/v1/memories/search", {"query": "secret plan", "user_id": "u1"}, format="json"
     )
-    assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {"user_id": ["Unknown field."]}
+    assert response.status_code == 200
+    assert response.json()["results"] == []
 
 
 def test_a_misplaced_filter_inside_filters_is_refused_too(tenant_a):
@@ -114,7 +115,9 @@ def test_a_lone_surrogate_is_a_400_not_a_500(tenant_a):
 
 
 def test_tabs_and_newlines_are_still_welcome(tenant_a):
-    response = tenant_a.client.post("/api/v1/memories", {"text": "line one\n\tline two\r\n"}, format="json")
+    response = tenant_a.client.post(
+        "/api/v1/memories", {"text": "line one\n\tline two\r\n", "user_id": "u1"}, format="json"
+    )
     assert response.status_code == 201
 
 
@@ -173,7 +176,9 @@ def test_moderately_nested_metadata_is_kept(tenant_a):
     nested: dict = {"leaf": 1}
     for _ in range(20):
         nested = {"n": nested}
-    response = tenant_a.client.post("/api/v1/memories", {"text": "deep", "metadata": nested}, format="json")
+    response = tenant_a.client.post(
+        "/api/v1/memories", {"text": "deep", "user_id": "u1", "metadata": nested}, format="json"
+    )
     assert response.status_code == 201
 
 

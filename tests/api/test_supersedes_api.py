@@ -19,7 +19,7 @@ def test_list_search_and_detail_agree_on_what_a_memory_supersedes(tenant_a):
     detail = client.get(f"/api/v1/memories/{new.pk}").json()
     listed = {m["id"]: m for m in client.get("/api/v1/memories", {"user_id": "u1"}).json()["results"]}
     search = client.post(
-        "/api/v1/memories/search", {"query": "BMI goal", "mode": "fulltext"}, format="json"
+        "/api/v1/memories/search", {"query": "BMI goal", "mode": "fulltext", "user_id": "u1"}, format="json"
     ).json()
     found = {hit["memory"]["id"]: hit["memory"] for hit in search["results"]}
     assert detail["supersedes"] == listed[new.pk]["supersedes"] == found[new.pk]["supersedes"] == [old.pk]
@@ -51,7 +51,9 @@ def test_a_store_and_a_search_read_what_each_memory_supersedes_with_its_row(tena
     memory_supersede(tenant=tenant_a.tenant, old_id=old.pk, new_id=new.pk)
     with CaptureQueriesContext(connection) as queries:
         search = tenant_a.client.post(
-            "/api/v1/memories/search", {"query": "BMI goal", "mode": "fulltext"}, format="json"
+            "/api/v1/memories/search",
+            {"query": "BMI goal", "mode": "fulltext", "user_id": "u1"},
+            format="json",
         ).json()
         stored = tenant_a.client.post(
             "/api/v1/memories", {"text": "User walks daily", "user_id": "u1"}, format="json"

@@ -80,9 +80,9 @@ async def every_operation(c: Any, change_id: Any) -> None:
 
     hits = await c.search("vegan", filters={"user_id": "u1"}, limit=3, mode="hybrid")
     assert hits["results"][0]["memory"]["text"] == "User is vegan"
-    context = await c.context(query="what do I eat", max_tokens=30, filters={"user_id": "u1"})
+    context = await c.context(query="what vegan food do I eat", max_tokens=30, filters={"user_id": "u1"})
     assert "vegan" in context["context"]
-    turn_context = await c.turn_context("what do I eat", user_id="u1", max_tokens=500)
+    turn_context = await c.turn_context("what vegan food do I eat", user_id="u1", max_tokens=500)
     assert "vegan" in turn_context["formatted"] and turn_context["max_tokens"] == 500
     assert 0 < turn_context["tokens"]["total"] <= 500
     turn = await c.record_interaction(
@@ -230,7 +230,7 @@ def test_a_wrong_key_and_another_tenant_are_refused(live_server, tenant_a, tenan
         MemoryClient(live_server.url, tenant_a.raw_key, timeout=60) as a,
         MemoryClient(live_server.url, tenant_b.raw_key, timeout=60) as b,
     ):
-        memory_id = a.store([{"text": "User likes tea"}])[0]["memory_id"]
+        memory_id = a.store([{"text": "User likes tea", "user_id": "u1"}])[0]["memory_id"]
         with pytest.raises(MemoryApiError) as other:
             b.get_memory(memory_id)
         assert other.value.code == "not_found"
@@ -239,7 +239,7 @@ def test_a_wrong_key_and_another_tenant_are_refused(live_server, tenant_a, tenan
         MemoryClient(live_server.url, "mem_wrong_key") as stranger,
         pytest.raises(AuthenticationError) as refused,
     ):
-        stranger.search("tea")
+        stranger.search("tea", user_id="u1")
     assert (refused.value.status, refused.value.code) == (401, "authentication_failed")
 
 

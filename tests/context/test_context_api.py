@@ -12,6 +12,13 @@ from tests.factories.kinds import memories_with_embeddings
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _no_relevance_floor(settings):
+    """These tests are about the parts and their budget, on a seed whose memories are mostly
+    unrelated to the query; the floor has its own tests (test_context_relevance.py)."""
+    settings.CONTEXT_RELEVANCE_FLOOR = 0.0
+
+
 def seed(tenant) -> None:
     memories_with_embeddings(
         tenant,

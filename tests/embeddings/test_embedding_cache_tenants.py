@@ -72,7 +72,9 @@ def test_a_tenant_cannot_learn_from_its_counters_whether_another_stored_a_text(t
     assert stored.status_code == 201
     embedding_stats_flush()
     before = tenant_b.client.get(STATS).json()
-    response = tenant_b.client.post("/api/v1/memories/search", {"query": SECRET_TEXT}, format="json")
+    response = tenant_b.client.post(
+        "/api/v1/memories/search", {"query": SECRET_TEXT, "user_id": "u1"}, format="json"
+    )
     assert response.status_code == 200 and response.json()["results"] == []
     embedding_stats_flush()
     (row,) = tenant_b.client.get(STATS).json()["models"]
@@ -111,7 +113,7 @@ def test_forgetting_a_user_removes_the_cache_rows_of_their_texts(tenant_a):
 def test_after_deletion_another_tenant_still_learns_nothing(tenant_a, tenant_b):
     tenant_a.client.post("/api/v1/memories", {"text": SECRET_TEXT, "user_id": "u1"}, format="json")
     assert tenant_a.client.delete("/api/v1/users/u1/memories").status_code == 200
-    tenant_b.client.post("/api/v1/memories/search", {"query": SECRET_TEXT}, format="json")
+    tenant_b.client.post("/api/v1/memories/search", {"query": SECRET_TEXT, "user_id": "u1"}, format="json")
     embedding_stats_flush()
     (row,) = tenant_b.client.get(STATS).json()["models"]
     assert row["exact_hits"] == 0 and row["misses"] == 1

@@ -53,7 +53,9 @@ def test_a_pending_store_queues_the_fill_after_commit(
     tenant_a, provider_down, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = tenant_a.client.post("/api/v1/memories", {"text": "User owns a kayak"}, format="json")
+        response = tenant_a.client.post(
+            "/api/v1/memories", {"text": "User owns a kayak", "user_id": "u1"}, format="json"
+        )
     assert response.json()["embedding_pending"] is True
     assert callbacks, "the fill is queued on commit"
 
@@ -61,8 +63,10 @@ def test_a_pending_store_queues_the_fill_after_commit(
 def test_a_search_with_the_provider_down_says_it_ran_on_full_text(tenant_a, provider_down):
     with respx.mock(assert_all_called=False) as up:
         up.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-        tenant_a.client.post("/api/v1/memories", {"text": "User sails on weekends"}, format="json")
-    response = tenant_a.client.post(SEARCH, {"query": "sails weekends"}, format="json")
+        tenant_a.client.post(
+            "/api/v1/memories", {"text": "User sails on weekends", "user_id": "u1"}, format="json"
+        )
+    response = tenant_a.client.post(SEARCH, {"query": "sails weekends", "user_id": "u1"}, format="json")
     assert response.status_code == 200
     body = response.json()
     assert body["degraded"] == ["query_embedding_failed: fulltext only"]
@@ -72,18 +76,18 @@ def test_a_search_with_the_provider_down_says_it_ran_on_full_text(tenant_a, prov
 def test_a_healthy_search_says_nothing_is_degraded(tenant_a):
     with respx.mock(assert_all_called=False) as up:
         up.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
-        response = tenant_a.client.post(SEARCH, {"query": "anything"}, format="json")
+        response = tenant_a.client.post(SEARCH, {"query": "anything", "user_id": "u1"}, format="json")
     assert response.json()["degraded"] == []
 
 
 def test_a_dead_provider_is_not_called_again_on_every_request(tenant_a, provider_down):
     """The report: each degraded search took 6-20 s waiting on the provider."""
-    tenant_a.client.post(SEARCH, {"query": "first"}, format="json")
+    tenant_a.client.post(SEARCH, {"query": "first", "user_id": "u1"}, format="json")
     calls_after_first = provider_down.call_count
     assert calls_after_first == 1 + OPENAI["OPENAI_EMBEDDING_MAX_RETRIES"]
     started = time.perf_counter()
     for i in range(5):
-        response = tenant_a.client.post(SEARCH, {"query": f"query {i}"}, format="json")
+        response = tenant_a.client.post(SEARCH, {"query": f"query {i}", "user_id": "u1"}, format="json")
         assert response.json()["degraded"]
     assert provider_down.call_count == calls_after_first  # the circuit is open
     assert time.perf_counter() - started < 5.0
@@ -92,16 +96,18 @@ def test_a_dead_provider_is_not_called_again_on_every_request(tenant_a, provider
 
 @override_settings(EMBEDDING_BREAKER_SECONDS=0)
 def test_the_circuit_lets_a_trial_through_and_closes_when_the_provider_answers(tenant_a, provider_down):
-    tenant_a.client.post(SEARCH, {"query": "first"}, format="json")
+    tenant_a.client.post(SEARCH, {"query": "first", "user_id": "u1"}, format="json")
     provider_down.mock(side_effect=embeddings_reply)
-    response = tenant_a.client.post(SEARCH, {"query": "second"}, format="json")
+    response = tenant_a.client.post(SEARCH, {"query": "second", "user_id": "u1"}, format="json")
     assert response.json()["degraded"] == []
     assert breaker.state().state == "closed"
 
 
 def test_the_fill_task_writes_the_vectors_once_the_provider_answers(tenant_a, provider_down):
     ids = [
-        tenant_a.client.post("/api/v1/memories", {"text": text}, format="json").json()["memory_id"]
+        tenant_a.client.post("/api/v1/memories", {"text": text, "user_id": "u1"}, format="json").json()[
+            "memory_id"
+        ]
         for text in ("User plays chess", "User plays go")
     ]
     assert Memory.objects.filter(pk__in=ids, embedding__isnull=True).count() == 2
@@ -113,9 +119,9 @@ def test_the_fill_task_writes_the_vectors_once_the_provider_answers(tenant_a, pr
 
 
 def test_the_sweep_fills_memories_left_pending(tenant_a, provider_down):
-    memory_id = tenant_a.client.post("/api/v1/memories", {"text": "User hikes"}, format="json").json()[
-        "memory_id"
-    ]
+    memory_id = tenant_a.client.post(
+        "/api/v1/memories", {"text": "User hikes", "user_id": "u1"}, format="json"
+    ).json()["memory_id"]
     breaker.reset()
     provider_down.mock(side_effect=embeddings_reply)
     assert memory_embeddings_sweep.apply().get() == 1
@@ -124,7 +130,8 @@ def test_the_sweep_fills_memories_left_pending(tenant_a, provider_down):
 
 
 def test_context_for_injection_says_when_its_search_was_degraded(tenant_a, provider_down):
-    response = tenant_a.client.post("/api/v1/context", {"query": "what does the user do"}, format="json")
+    body = {"query": "what does the user do", "user_id": "u1"}
+    response = tenant_a.client.post("/api/v1/context", body, format="json")
     assert response.status_code == 200
     assert response.json()["degraded"] == ["query_embedding_failed: fulltext only"]
 

@@ -68,7 +68,7 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     assert [hit["id"] for hit in as_filter["results"]] == [memory_id]
     context = data(
         await client.call_tool(
-            "get_context", {"query": "what can I cook?", "max_tokens": 40, "user_id": "u1"}
+            "get_context", {"query": "can I cook with peanuts?", "max_tokens": 40, "user_id": "u1"}
         )
     )
     assert "peanuts" in context["context"] and context["tokens"] <= 40
@@ -113,7 +113,9 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
     suggestion = data(await client.call_tool("suggest_procedure", {"query": "plan a hike", "user_id": "u1"}))
     assert suggestion["match"] == "exact" and suggestion["procedure"]["tool_sequence"] == ["maps", "weather"]
 
-    prompt = await client.get_prompt("memory_context", {"message": "Suggest a snack", "user_id": "u1"})
+    prompt = await client.get_prompt(
+        "memory_context", {"message": "Suggest a snack with peanuts", "user_id": "u1"}
+    )
     assert "peanuts" in prompt.messages[0].content.text
     resource = await client.read_resource(f"memory://memories/{memory_id}")
     assert '"pinned": true' in resource.contents[0].text
@@ -140,7 +142,9 @@ async def every_tool(client: Client, other: Client) -> dict[str, Any]:
 
     # the other tenant sees nothing of this one's
     assert error_of(await other.call_tool("get_memory", {"memory_id": memory_id}))["code"] == "not_found"
-    assert data(await other.call_tool("search_memories", {"query": "peanuts"}))["results"] == []
+    assert (
+        data(await other.call_tool("search_memories", {"query": "peanuts", "user_id": "u1"}))["results"] == []
+    )
     assert error_of(await other.call_tool("memory_feedback", {"memory_id": memory_id, "signal": "harmful"}))
     with pytest.raises(MCPError):
         await other.read_resource(f"memory://memories/{memory_id}")
@@ -278,11 +282,16 @@ async def tool_calls_across_a_revocation(url: str, tenant: TenantClient) -> list
     headers = {"Authorization": f"Bearer {tenant.raw_key}"}
     http = httpx2.AsyncClient(headers=headers, timeout=60, event_hooks={"response": [record]})
     async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client:
-        assert data(await client.call_tool("search_memories", {"query": "peanuts"}))["results"] == []
+        assert (
+            data(await client.call_tool("search_memories", {"query": "peanuts", "user_id": "u1"}))["results"]
+            == []
+        )
         revoke = in_thread(lambda: api_key_revoke(api_key=tenant.tenant.api_keys.get()))
         await anyio.to_thread.run_sync(revoke)
         with pytest.raises(MCPError):
-            await client.call_tool("store_memories", {"memories": [{"text": "User is allergic to peanuts"}]})
+            await client.call_tool(
+                "store_memories", {"memories": [{"text": "User is allergic to peanuts", "user_id": "u1"}]}
+            )
     return answers
 
 

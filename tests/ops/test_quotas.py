@@ -82,21 +82,31 @@ def test_the_quota_counts_the_database_again_once_the_cached_count_is_gone(backe
     assert tenant_a.client.post("/api/v1/memories", body, format="json").status_code == 201
     caches["quota"].delete(f"memories:{tenant_a.tenant.pk}")
     memory_insert(tenant=tenant_a.tenant, text="User plays chess", user_id="u1")  # not through the quota
-    refused = tenant_a.client.post("/api/v1/memories", {"text": "User is vegan"}, format="json")
+    refused = tenant_a.client.post(
+        "/api/v1/memories", {"text": "User is vegan", "user_id": "u1"}, format="json"
+    )
     assert refused.status_code == 403
 
 
 def test_one_tenants_quota_leaves_another_tenant_alone(backend, tenant_a, tenant_b, settings):
     settings.QUOTA_MAX_MEMORIES = 1
     assert (
-        tenant_a.client.post("/api/v1/memories", {"text": "User owns a bike"}, format="json").status_code
+        tenant_a.client.post(
+            "/api/v1/memories", {"text": "User owns a bike", "user_id": "u1"}, format="json"
+        ).status_code
         == 201
     )
     assert (
-        tenant_a.client.post("/api/v1/memories", {"text": "User is vegan"}, format="json").status_code == 403
+        tenant_a.client.post(
+            "/api/v1/memories", {"text": "User is vegan", "user_id": "u1"}, format="json"
+        ).status_code
+        == 403
     )
     assert (
-        tenant_b.client.post("/api/v1/memories", {"text": "User is vegan"}, format="json").status_code == 201
+        tenant_b.client.post(
+            "/api/v1/memories", {"text": "User is vegan", "user_id": "u1"}, format="json"
+        ).status_code
+        == 201
     )
 
 
@@ -132,5 +142,8 @@ def test_a_cache_that_is_down_never_fails_a_request(tenant_a, settings):
     assert tenant_a.client.get("/api/v1/memories").status_code == 200
     assert tenant_a.client.get("/api/v1/memories").status_code == 200
     assert (
-        tenant_a.client.post("/api/v1/memories", {"text": "User is vegan"}, format="json").status_code == 201
+        tenant_a.client.post(
+            "/api/v1/memories", {"text": "User is vegan", "user_id": "u1"}, format="json"
+        ).status_code
+        == 201
     )

@@ -84,7 +84,7 @@ def test_list_search_and_stats_are_read_on_the_replica(replica, tenant_a):  # ty
     ):
         listed = tenant_a.client.get("/api/v1/memories", {"user_id": "u1"})
         found = tenant_a.client.post(
-            "/api/v1/memories/search", {"query": "bees", "mode": "fulltext"}, format="json"
+            "/api/v1/memories/search", {"query": "bees", "mode": "fulltext", "user_id": "u1"}, format="json"
         )
         stats = tenant_a.client.get("/api/v1/stats", {"user_id": "u1"})
     assert listed.status_code == 200 and [m["text"] for m in listed.json()["results"]] == [
@@ -113,13 +113,15 @@ def test_strong_consistency_reads_the_primary_and_a_bad_value_is_a_400(replica, 
         strong = tenant_a.client.get("/api/v1/memories", {"user_id": "u1", "consistency": "strong"})
         searched = tenant_a.client.post(
             "/api/v1/memories/search?consistency=strong",
-            {"query": "cello", "mode": "fulltext"},
+            {"query": "cello", "mode": "fulltext", "user_id": "u1"},
             format="json",
         )
     assert strong.status_code == 200 and len(strong.json()["results"]) == 1
     assert searched.status_code == 200 and searched.json()["count"] == 1
     assert standby.captured_queries == []
-    bad = tenant_a.client.post("/api/v1/memories/search?consistency=latest", {"query": "x"}, format="json")
+    bad = tenant_a.client.post(
+        "/api/v1/memories/search?consistency=latest", {"query": "x", "user_id": "u1"}, format="json"
+    )
     assert bad.status_code == 400
     assert "consistency" in bad.json()["error"]["fields"]
 
@@ -191,7 +193,9 @@ def test_a_standby_stopped_mid_run_falls_back_to_the_primary_with_no_failed_requ
             answers = [
                 tenant_a.client.get("/api/v1/memories", {"user_id": "u1"}),
                 tenant_a.client.post(
-                    "/api/v1/memories/search", {"query": "Sundays", "mode": "fulltext"}, format="json"
+                    "/api/v1/memories/search",
+                    {"query": "Sundays", "mode": "fulltext", "user_id": "u1"},
+                    format="json",
                 ),
                 tenant_a.client.post(
                     "/api/v1/context/all", {"query": "Sundays", "user_id": "u1"}, format="json"

@@ -59,7 +59,7 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
     a(
         "POST",
         "/api/v1/memories",
-        [{"text": "User is vegan", "user_id": "u1"}, {"text": "User owns a dog"}],
+        [{"text": "User is vegan", "user_id": "u1"}, {"text": "Dogs are mammals", "kind": "semantic"}],
         expect=201,
     )
     a("POST", "/api/v1/memories", {"text": "User's BMI goal is 23", "user_id": "u1"}, expect=200)
@@ -103,11 +103,13 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
         "POST", "/api/v1/memories/search", {"query": "BMI goal", "filters": {"user_id": "u1"}}, expect=200
     )
     assert hits["results"]
+    a("POST", "/api/v1/memories/search", {"query": "BMI goal", "user_id": "u1"}, expect=200)
+    a("POST", "/api/v1/memories/search", {"query": "BMI goal"}, expect=400)
     a("POST", "/api/v1/memories/search", {"query": "BMI", "mode": "psychic"}, expect=400)
     timed = a(
         "POST",
         "/api/v1/memories/search",
-        {"query": "BMI goal in May", "now": "2023-10-22T12:00:00Z", "query_time": "boost"},
+        {"query": "BMI goal in May", "user_id": "u1", "now": "2023-10-22T12:00:00Z", "query_time": "boost"},
         expect=200,
     )
     assert timed["time_window"]["applied"] == "boost"
@@ -131,7 +133,12 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
         {"query": "what did I eat yesterday?", "user_id": "u1", "query_time": "filter"},
         expect=200,
     )
-    a("POST", "/api/v1/context", {"query": "diet last week", "now": "2023-10-22T12:00:00Z"}, expect=200)
+    a(
+        "POST",
+        "/api/v1/context",
+        {"query": "diet last week", "user_id": "u1", "now": "2023-10-22T12:00:00Z"},
+        expect=200,
+    )
     a("POST", "/api/v1/context/all", {}, expect=400)
 
     # conversation, sessions, procedures
@@ -228,7 +235,7 @@ def test_every_operation_answers_exactly_what_the_schema_says(tenant_a, tenant_b
 
     # quotas: a store past the tenant's memories, a key past its request rate
     settings.QUOTA_MAX_MEMORIES = 1
-    a("POST", "/api/v1/memories", {"text": "User keeps bees"}, expect=403)
+    a("POST", "/api/v1/memories", {"text": "User keeps bees", "user_id": "u1"}, expect=403)
     settings.QUOTA_REQUESTS_PER_MINUTE = 1
     b("GET", "/api/v1/stats", expect=200)
     b("GET", "/api/v1/stats", expect=429)

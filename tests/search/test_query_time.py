@@ -112,7 +112,9 @@ def test_off_ignores_the_time_and_a_query_without_one_reports_no_window(diary):
 
 def test_without_now_the_window_is_read_against_the_server_time(diary):
     response = diary.client.post(
-        "/api/v1/memories/search", {"query": "hiking in 2022", "query_time": "filter"}, format="json"
+        "/api/v1/memories/search",
+        {"query": "hiking in 2022", "query_time": "filter", "user_id": "user-1"},
+        format="json",
     )
     assert response.status_code == 200
     assert response.json()["time_window"]["start"] == "2022-01-01T00:00:00Z"

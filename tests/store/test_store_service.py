@@ -191,13 +191,23 @@ def test_one_bad_item_rejects_the_whole_batch_and_names_it():
     tenant = TenantFactory()
     items = [
         MemoryInput(text="fine", user_id="u1"),
-        MemoryInput(text="   "),
+        MemoryInput(text="   ", user_id="u1"),
         MemoryInput(text="x", kind="dream"),
     ]
     with pytest.raises(ApplicationError) as err:
         memory_store(tenant=tenant, items=items)
     assert set(err.value.fields) == {"items[1].text", "items[2].kind"}
     assert Memory.objects.filter(tenant=tenant).count() == 0
+
+
+def test_an_episodic_memory_without_a_user_is_refused_and_a_semantic_one_is_not():
+    tenant = TenantFactory()
+    with pytest.raises(ApplicationError) as err:
+        memory_store(tenant=tenant, items=[MemoryInput(text="User likes tea", user_id="  ")])
+    assert set(err.value.fields) == {"items[0].user_id"}
+    [out] = memory_store(tenant=tenant, items=[MemoryInput(text="Tea is a drink", kind="semantic")])
+    assert out.outcome == "created"
+    assert list(Memory.objects.filter(tenant=tenant).values_list("text", flat=True)) == ["Tea is a drink"]
 
 
 def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplog):
@@ -209,7 +219,7 @@ def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplo
     monkeypatch.setattr(store, "embed_texts", broken)
     tenant = TenantFactory()
     with caplog.at_level(logging.WARNING, logger="memory_app"):
-        [out] = memory_store(tenant=tenant, items=[MemoryInput(text="User likes jazz")])
+        [out] = memory_store(tenant=tenant, items=[MemoryInput(text="User likes jazz", user_id="u1")])
     assert out.outcome == "created" and out.embedding_pending
     assert Memory.objects.get(pk=out.memory_id).embedding is None
     assert "embedding failed" in caplog.text

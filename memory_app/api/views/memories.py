@@ -178,7 +178,9 @@ class MemoryCollectionApi(APIView):
             "queues the pair for review (`queued_for_review`); otherwise `created`. Items of one list "
             "dedup against each other. A list answers with a list of outcomes in input order. "
             "201 when something was written, 200 when every input was an exact duplicate. "
-            "Any invalid item is a 400 naming `items[i].field` and nothing is stored."
+            "Any invalid item is a 400 naming `items[i].field` and nothing is stored. An episodic "
+            "memory (the default kind) needs the `user_id` it is about; semantic memory (shared "
+            "knowledge) needs none."
         ),
         parameters=[StoreOptionsSerializer],
         request=STORE_REQUEST,
@@ -190,7 +192,10 @@ class MemoryCollectionApi(APIView):
             OpenApiExample(
                 "batch",
                 request_only=True,
-                value=[{"text": "User's dog is called Rex", "user_id": "u1"}, {"text": "User is vegan"}],
+                value=[
+                    {"text": "User's dog is called Rex", "user_id": "u1"},
+                    {"text": "Rex is a common dog name", "kind": "semantic"},
+                ],
             ),
         ],
     )

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
+from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import (
     MEMORY_FIELDS,
     MemoryOutputSerializer,
@@ -32,10 +33,16 @@ MAX_QUERY_CHARS = 4000
 
 
 class SearchFilterSerializer(StrictSerializer):
-    user_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
-    agent_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
+    user_id = serializers.CharField(
+        required=False, max_length=255, allow_blank=True, help_text="an alias of the top-level user_id"
+    )
+    agent_id = serializers.CharField(
+        required=False, max_length=255, allow_blank=True, help_text="an alias of the top-level agent_id"
+    )
     namespace = serializers.CharField(required=False, max_length=255)
-    session_id = serializers.CharField(required=False, max_length=255, allow_blank=True)
+    session_id = serializers.CharField(
+        required=False, max_length=255, allow_blank=True, help_text="an alias of the top-level session_id"
+    )
     kind = serializers.ChoiceField(required=False, choices=MemoryKind.choices)
     topics_any = serializers.ListField(
         child=serializers.CharField(max_length=100), required=False, max_length=50
@@ -82,7 +89,7 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class MemorySearchInputSerializer(QueryTimeFields, StrictSerializer):
+    class MemorySearchInputSerializer(QueryTimeFields, ScopeFields):
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
@@ -118,7 +125,10 @@ class MemorySearchApi(APIView):
             "Hybrid (vector + BM25 full text, fused), `vector` or `fulltext` search over one filtered scope, "
             "then the load-time pipeline: near-duplicate results collapsed into one entry (`member_ids`, "
             "`text` the group's merged text), DBSCAN `cluster` labels and MMR diversity. Options left out "
-            "come from the agent's profile, then the SEARCH_* settings. Returned memories count as accessed."
+            "come from the agent's profile, then the SEARCH_* settings. Returned memories count as accessed. "
+            "Name the user with `user_id` (`filters.user_id` is an alias): episodic memory is read only "
+            "for a named user, or for every user with `all_users: true`; without either, only "
+            "`kind: semantic` is allowed (400 naming `user_id` otherwise)."
         ),
         parameters=[CONSISTENCY_PARAMETER],
         request=MemorySearchInputSerializer,
@@ -132,7 +142,8 @@ class MemorySearchApi(APIView):
                     "limit": 5,
                     "mode": "hybrid",
                     "deduplicate": True,
-                    "filters": {"user_id": "u1", "kind": "episodic"},
+                    "user_id": "u1",
+                    "filters": {"kind": "episodic"},
                 },
             )
         ],
@@ -157,7 +168,7 @@ class MemorySearchApi(APIView):
             result = memory_search(
                 tenant=tenant,
                 query=values["query"],
-                filters=filters_from(values.get("filters") or {}),
+                filters=filters_from(values["filters"]),
                 limit=values["limit"],
                 mode=values["mode"],
                 options=options,
@@ -183,8 +194,16 @@ class MemorySearchApi(APIView):
 class ContextFactSerializer(serializers.Serializer):
     memory = MemoryOutputSerializer()
     text = serializers.CharField()
-    score = serializers.FloatField()
-    similarity = serializers.FloatField(allow_null=True)
+    score = serializers.FloatField(
+        help_text="similarity x CONTEXT_SIMILARITY_WEIGHT + confidence x the other"
+    )
+    similarity = serializers.FloatField(
+        allow_null=True,
+        help_text=(
+            "relevance to the context on an absolute scale (weighted cosine + BM25, not scaled to the "
+            "best fact); null when ranked by confidence alone or when the search ran on full text only"
+        ),
+    )
     member_ids = serializers.ListField(child=serializers.IntegerField())
 
 
@@ -196,7 +215,7 @@ class ContextMessageSerializer(StrictSerializer):
 class ContextApi(APIView):
     """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
 
-    class ContextInputSerializer(QueryTimeFields, StrictSerializer):
+    class ContextInputSerializer(QueryTimeFields, ScopeFields):
         query = serializers.CharField(
             required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
         )
@@ -224,7 +243,9 @@ class ContextApi(APIView):
         description=(
             "The query, or else the last `user_turns` user messages with the replies after them, is "
             "searched (dedup on); facts rank by similarity and confidence and are packed as `- fact` "
-            "lines until `max_tokens` (counted with the `model`'s tokenizer) would be exceeded."
+            "lines until `max_tokens` (counted with the `model`'s tokenizer) would be exceeded. A fact "
+            "less similar than CONTEXT_RELEVANCE_FLOOR is left out: a query unrelated to every memory "
+            "gets an empty context. Name the user with `user_id` (as in search)."
         ),
         parameters=[CONSISTENCY_PARAMETER],
         request=ContextInputSerializer,
@@ -236,7 +257,7 @@ class ContextApi(APIView):
                 value={
                     "messages": [{"role": "user", "content": "Plan my workouts for next week"}],
                     "max_tokens": 300,
-                    "filters": {"user_id": "u1"},
+                    "user_id": "u1",
                 },
             )
         ],
@@ -250,7 +271,7 @@ class ContextApi(APIView):
         def context() -> dict[str, Any]:
             result = memory_context(
                 tenant=tenant,
-                filters=filters_from(values.get("filters") or {}),
+                filters=filters_from(values["filters"]),
                 query=values["query"],
                 messages=[dict(m) for m in values["messages"]],
                 user_turns=values["user_turns"],

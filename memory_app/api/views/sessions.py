@@ -20,7 +20,7 @@ MAX_MESSAGES_PER_CALL = 200
 class MessageSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=MessageRole.choices)
     content = serializers.CharField(trim_whitespace=False, max_length=1_000_000)
-    created_at = serializers.DateTimeField(required=False)
+    created_at = serializers.DateTimeField(required=False, help_text="when it was said (now when absent)")
     speaker = serializers.CharField(
         required=False,
         default="",
@@ -28,12 +28,30 @@ class MessageSerializer(StrictSerializer):
         max_length=255,
         help_text="who said it in a multi-party chat (the summary names it; default: the role)",
     )
+    message_id = serializers.CharField(
+        required=False, default="", allow_blank=True, max_length=255, help_text="the client's id of it"
+    )
 
 
 class MessageOutputSerializer(serializers.ModelSerializer):
+    speaker = serializers.CharField(help_text="who said it in a multi-party chat; blank: the role says it")
+    message_id = serializers.CharField(
+        source="client_message_id", help_text="the client's id of the message; blank when it gave none"
+    )
+    timestamp = serializers.DateTimeField(source="created_at", help_text="when it was said")
+
     class Meta:
         model = SessionMessage
-        fields = ["position", "role", "speaker", "content", "token_count", "created_at"]
+        fields = [
+            "position",
+            "role",
+            "speaker",
+            "content",
+            "message_id",
+            "timestamp",
+            "token_count",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -111,7 +129,16 @@ class SessionMessagesApi(APIView):
         result = session_append(
             tenant=tenant_of(request),
             session_id=session_id,
-            messages=[MessageInput(**m) for m in v["messages"]],
+            messages=[
+                MessageInput(
+                    m["role"],
+                    m["content"],
+                    m.get("created_at"),
+                    speaker=m.get("speaker", ""),
+                    client_message_id=m.get("message_id", ""),
+                )
+                for m in v["messages"]
+            ],
             user_id=v["user_id"],
             agent_id=v["agent_id"],
             context_window_tokens=v.get("context_window_tokens"),

@@ -72,15 +72,17 @@ def memory_context(
     time_query: TimeQuery | None = None,
 ) -> ContextResult:
     """Rank facts by similarity x w_s + confidence x w_c (confidence alone without any context)
-    and pack them, best first, into `max_tokens` (never more)."""
+    and pack them, best first, into `max_tokens` (never more). A fact whose similarity to the
+    context is under CONTEXT_RELEVANCE_FLOOR is left out."""
     budget = context_config().max_tokens if max_tokens is None else max_tokens
     text = query.strip() or conversation_query(messages, user_turns=user_turns).strip()
     facts: list[ContextFact] = []
     degraded: tuple[str, ...] = ()
     window: AppliedWindow | None = None
     if text:
-        # Similarity is the hybrid search's relevance (vector + BM25), which measured best on
-        # LoCoMo, scaled by the best hit so it lives in [0, 1] like confidence.
+        # Similarity is the hybrid search's relevance on its absolute scale (weighted cosine and
+        # BM25, see SearchHit.relevance), not scaled to the best hit: a query unrelated to every
+        # memory must not make its least bad match look perfect. Below the floor nothing is injected.
         result = memory_search(
             tenant=tenant,
             query=text,
@@ -91,11 +93,15 @@ def memory_context(
         )
         degraded = tuple(result.degraded)
         window = result.time_window
-        top = max((hit.score for hit in result.hits), default=0.0) or 1.0
+        floor = context_config().relevance_floor
         for hit in result.hits:
-            similarity = max(hit.score, 0.0) / top
+            similarity = hit.relevance
+            if similarity is not None and similarity < floor:
+                continue
+            # Without an absolute scale (full text only, rank fusion) the search's score stands in.
+            relevance = max(hit.score if similarity is None else similarity, 0.0)
             score = (
-                context_config().similarity_weight * similarity
+                context_config().similarity_weight * min(relevance, 1.0)
                 + context_config().confidence_weight * hit.memory.confidence
             )
             facts.append(ContextFact(hit.memory, hit.text, score, similarity, hit.member_ids))

@@ -6,6 +6,10 @@ packed into `max_tokens` (tiktoken, as /context counts): each part first gets it
 (CONTEXT_ALL_SHARES), what a part leaves unused flows to the others in the order episodic,
 short-term, semantic, procedural (retrieval/packing.py `compose`). The response never holds more
 than `max_tokens` tokens of formatted text and reports the tokens of each part.
+
+Memories less relevant to the query than CONTEXT_RELEVANCE_FLOOR are not candidates, and no part
+repeats a text another part already shows (the conversation first, then the user's memories, then
+shared knowledge): the budget is spent once per text.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from memory_app.db_routing import read_alias, replica_failure
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 from memory_app.models import Tenant
-from memory_app.retrieval.packing import PartLines, compose
+from memory_app.retrieval.packing import Composed, PartLines, compose
 from memory_app.selectors.kinds.procedures import procedure_suggest
 from memory_app.selectors.kinds.sessions import session_find, session_messages
 from memory_app.selectors.search.query import QueryEmbedding, TimeQuery, memory_search
 from memory_app.selectors.search.time_window import AppliedWindow
 from memory_app.selectors.search.types import SearchFilters
+from memory_app.text import normalize_text
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +128,9 @@ def search_memories(
     part: str = "",
     time_query: TimeQuery | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranked memories for the query through the search contract (memory_search)."""
+    """Ranked memories for the query through the search contract (memory_search), without those
+    under CONTEXT_RELEVANCE_FLOOR (see SearchHit.relevance): a query unrelated to every memory
+    gets none, however few memories there are to rank."""
     result = memory_search(
         tenant=tenant,
         query=query,
@@ -138,7 +145,10 @@ def search_memories(
         for phase, ms in result.stats.get("phases_ms", {}).items():
             call.timings_ms[f"{part}.{phase}"] = ms
     rows = []
+    floor = context_config().relevance_floor
     for hit in result.hits:
+        if hit.relevance is not None and hit.relevance < floor:
+            continue
         memory = hit.memory
         metadata = memory.metadata or {}
         rows.append(
@@ -147,6 +157,7 @@ def search_memories(
                 # the display text: for a group search collapsed, its best-ranked member's text
                 "text": hit.text or memory.text,
                 "score": float(hit.score),
+                "relevance": hit.relevance,
                 "category": memory.category,
                 "created_at": memory.created_at,
                 "event_date": memory.event_date,
@@ -331,17 +342,9 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
             call.embedding.finish()
             began = _lap(call, "embedding.cache", began)
     result.errors.sort(key=lambda error: list(PARTS).index(error["part"]))  # in priority order
-    composed = compose(
-        {
-            name: PartLines(found[name].lines, found[name].title, found[name].display)
-            for name in SHOWN
-            if name in found
-        },
-        budget=budget,
-        shares=context_config().all_shares,
-        count=_line_tokens,
-        priority=list(PARTS),
-    )
+    composed = _compose(found, budget)
+    while _drop_repeats(found, composed):  # ends: each round drops at least one line
+        composed = _compose(found, budget)
     for name, drafted in found.items():
         packed = composed.parts[name]
         setattr(result, name, drafted.payload(packed.indices, packed.text, packed.tokens))
@@ -352,6 +355,62 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     result.timings_ms = call.timings_ms
     result.time_window = call.time_window
     return result
+
+
+def _compose(found: dict[str, Part], budget: int) -> Composed:
+    return compose(
+        {
+            name: PartLines(found[name].lines, found[name].title, found[name].display)
+            for name in SHOWN
+            if name in found
+        },
+        budget=budget,
+        shares=context_config().all_shares,
+        count=_line_tokens,
+        priority=list(PARTS),
+    )
+
+
+# Which part keeps a text two parts hold: the conversation shows it as said, then the user's
+# memories, then shared knowledge.
+HOLDS_FIRST = ("short_term", "episodic", "semantic")
+
+
+def _text_keys(item: dict[str, Any]) -> set[str]:
+    """The forms under which a line's text may be repeated by another part: a memory's text, a
+    message's content with and without its speaker (memories kept as said carry the speaker)."""
+    if "text" in item:
+        return {normalize_text(item["text"])}
+    if item.get("role") == "summary":
+        return set()
+    content = normalize_text(item.get("content") or "")
+    return {content, normalize_text(f"{item.get('speaker') or item.get('role')}: {content}")}
+
+
+def _drop_repeats(found: dict[str, Part], composed: Composed) -> bool:
+    """Drops from each part the lines whose text a part before it (HOLDS_FIRST) shows in
+    `composed`, so the budget is never spent twice on one text; True when any was dropped (the
+    parts are then composed again, and the freed tokens go to other lines)."""
+    held: set[str] = set()
+    dropped = False
+    for name in HOLDS_FIRST:
+        part = found.get(name)
+        if part is None:
+            continue
+        shown = set(composed.parts[name].indices)
+        lines, items, shown_keys = [], [], set()
+        for index, (line, item) in enumerate(zip(part.lines, part.items, strict=True)):
+            keys = _text_keys(item)
+            if keys & held:
+                dropped = True
+                continue
+            lines.append(line)
+            items.append(item)
+            if index in shown:
+                shown_keys |= keys
+        part.lines, part.items = lines, items
+        held |= shown_keys
+    return dropped
 
 
 def _part_block(alias: str) -> AbstractContextManager[Any]:

@@ -66,6 +66,11 @@ class SearchHit:
     cluster: int | None = None  # DBSCAN label among the results; None for noise or when off
     vector_score: float | None = None  # cosine similarity to the query
     lexical_score: float | None = None  # BM25 (or ts_rank) of the query
+    # How well the text matches the query on an absolute scale: the weighted fusion of cosine
+    # similarity and BM25 before time and feedback weigh in (or the cosine alone in vector mode).
+    # None where no such scale exists (rank fusion, or full text only): what /context's relevance
+    # floor compares.
+    relevance: float | None = None
 
 
 @dataclass
@@ -284,9 +289,13 @@ def memory_search(
     phases.lap("post_process")
     hits = _with_rows(tenant=tenant, entries=entries, members=members, fields=row_fields)
     phases.lap("hit_rows")
+    absolute = bool(cosine) and (
+        effective_mode == "vector" or (effective_mode == "hybrid" and opts.fusion == "weighted")
+    )
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
         hit.lexical_score = lexical_scores.get(hit.memory.pk)
+        hit.relevance = fused.get(hit.memory.pk) if absolute else None
         hit.memory.embedding = None  # callers never need the vector: never load it lazily either
     if opts.touch and hits:
         touch_after_commit(tenant=tenant, ids=[i for hit in hits for i in hit.member_ids])

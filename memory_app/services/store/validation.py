@@ -16,6 +16,7 @@ from memory_app.models.memory import MemoryKind
 from memory_app.services.store.types import MemoryInput
 
 SCOPE_FIELD_MAX = 255
+EPISODIC_NEEDS_USER = "Required for an episodic memory (the user it is about); semantic memory needs none."
 
 
 def _walk(value: Any, keys: list[str]) -> int:
@@ -86,6 +87,10 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
             errors[name] = [f"Must be a string of at most {SCOPE_FIELD_MAX} characters."]
     if not item.namespace:
         errors["namespace"] = ["This field may not be blank."]
+    if item.kind == MemoryKind.EPISODIC and isinstance(item.user_id, str) and not item.user_id.strip():
+        # An episode belongs to someone: one stored without a user would be found by no user's
+        # search (they are scoped) and mixed into every all_users one. Semantic memory is shared.
+        errors["user_id"] = [EPISODIC_NEEDS_USER]
     confidence = item.confidence
     if confidence is not None and (
         isinstance(confidence, bool)

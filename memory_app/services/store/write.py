@@ -1,7 +1,8 @@
 """The write path: `memory_store` stores new memories without losing or duplicating a fact.
 
 Per new memory, in its scope (tenant, user_id, namespace, kind):
-1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped;
+1. the normalised-text hash matches an active row → that row (`duplicate_of`), access bumped; a
+   message kept as said whose text was merged into a clean fact → that fact;
 2. candidates: active neighbours within the loose radius (selectors.store.neighbours, scope-aware plan);
 3. the relation judge labels each candidate, `decide()` picks the action;
 4. merge (duplicate/refine: the new memory and that one candidate, when the kept text states every
@@ -29,6 +30,7 @@ from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
 from memory_app.judge.base import DecidingJudge
 from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
+from memory_app.models.lineage import ChangeOperation
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.store.neighbours import Neighbour, Scope, scope_neighbours
 from memory_app.selectors.store.tokens import memory_tokens_source
@@ -36,6 +38,7 @@ from memory_app.services.actors import Actor
 from memory_app.services.quotas import memory_quota_check, memory_quota_note
 from memory_app.services.store import locks
 from memory_app.services.store.actions import (
+    AS_SAID,
     act_on_decision,
     is_merge,
     merge_new,
@@ -193,6 +196,32 @@ def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
     )
 
 
+def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
+    """For a message kept as said: the active memory a row with the same text was merged into.
+    A merge may keep the clean fact drawn from a message rather than the message's own words
+    (actions.merge_text_for); the same message said again is then that fact, not a new row."""
+    if (item.metadata or {}).get("extracted_by") != AS_SAID:
+        return None
+    result = (
+        Memory.objects.filter(
+            tenant=tenant,
+            user_id=item.user_id,
+            namespace=item.namespace,
+            kind=item.kind,
+            status=MemoryStatus.SUPERSEDED,
+            text_hash=normalized_hash(item.text),
+            superseded_by__status=MemoryStatus.ACTIVE,
+            source_of__change__operation=ChangeOperation.MERGE,
+            source_of__change__undone_at__isnull=True,
+        )
+        .values_list("superseded_by", flat=True)
+        .first()
+    )
+    if result is None:
+        return None
+    return Memory.objects.filter(tenant=tenant, pk=result).only("id", "topics", "entities").first()
+
+
 def _duplicate_of(tenant: Tenant, existing: Memory, item: MemoryInput) -> StoreOutcome:
     """Same text: count the access, and keep any topic or entity the new copy adds."""
     memory_touch(tenant=tenant, memory_ids=[existing.pk])
@@ -295,7 +324,7 @@ def _store_decided(
     judge: RelationJudge | None,
     warnings: list[str],
 ) -> StoreOutcome:
-    existing = _active_twin(tenant, item)
+    existing = _active_twin(tenant, item) or _merged_twin(tenant, item)
     if existing is not None:
         return _duplicate_of(tenant, existing, item)
     neighbours: list[Neighbour] = []
@@ -320,7 +349,14 @@ def _store_decided(
         target = neighbours[index]
         judgement = decision[0].judgement
         assert judgement is not None, "a merge decision carries its judgement (is_merge)"
-        text = merge_text_for(new_text=item.text, target=target, judgement=judgement)
+        origin = (item.metadata or {}).get("extracted_by", "")
+        text = merge_text_for(
+            tenant=tenant,
+            new_text=item.text,
+            new_origin=origin if isinstance(origin, str) else "",
+            target=target,
+            judgement=judgement,
+        )
         if text is not None:
             try:
                 with transaction.atomic():

@@ -146,6 +146,8 @@ class Message(TypedDict):  # MessageOutput
     role: Role
     speaker: str
     content: str
+    message_id: str
+    timestamp: str
     token_count: int
     created_at: str
 

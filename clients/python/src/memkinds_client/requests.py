@@ -78,6 +78,7 @@ class SearchFilters(TypedDict, total=False):  # SearchFilterRequest
 
 
 class SearchOptions(TypedDict, total=False):  # MemorySearchInputRequest, without query
+    all_users: bool
     limit: int
     mode: Mode
     filters: SearchFilters
@@ -99,6 +100,7 @@ class ChatMessage(TypedDict):  # ContextMessageRequest
 
 
 class ContextOptions(TypedDict, total=False):  # ContextInputRequest
+    all_users: bool
     query: str
     messages: list[ChatMessage]
     user_turns: int
@@ -159,6 +161,7 @@ class SessionMessage(TypedDict, total=False):  # MessageRequest
     content: Required[str]
     created_at: str
     speaker: str
+    message_id: str
 
 
 class AppendOptions(TypedDict, total=False):  # SessionAppendInputRequest, without messages, role, content
