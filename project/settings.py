@@ -467,7 +467,7 @@ CONTEXT_CANDIDATES = env_int("CONTEXT_CANDIDATES", 200, minimum=1, maximum=10_00
 # /context and /context/all inject no memory whose relevance to the query (the weighted fusion of
 # cosine similarity and BM25, before time and feedback) is below this: a query unrelated to every
 # memory gets none. Calibrated on LoCoMo conversations 0-4 (docs/EVALUATION.md); 0 turns it off.
-CONTEXT_RELEVANCE_FLOOR = env_float("CONTEXT_RELEVANCE_FLOOR", 0.2, minimum=0.0, maximum=1.0)
+CONTEXT_RELEVANCE_FLOOR = env_float("CONTEXT_RELEVANCE_FLOOR", 0.15, minimum=0.0, maximum=1.0)
 # POST /context/all: default budget, and the shares of it each part may use first; what a part
 # leaves unused flows to the others (selectors/context/turn.py). Shares are normalised to sum to 1.
 CONTEXT_ALL_MAX_TOKENS = env_int("CONTEXT_ALL_MAX_TOKENS", 2000, minimum=1, maximum=1_000_000)
