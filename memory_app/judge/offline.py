@@ -125,7 +125,7 @@ def judge_pair(
         same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS - relations.VALUE_CHANGE)
         if not same_frame:
             # Other words changed too: sure only when they state a change of the same attribute.
-            change = None if other_subject else relations.state_change(old, new)
+            change = relations.state_change(old, new)
             same_frame = change is not None and change.sure
         confidence = SURE if same_frame else LIKELY
         return Judgement("update", confidence, reason=veto)
@@ -158,7 +158,10 @@ def judge_pair(
         # without a counterpart. The veto checked after it (foreign names) still holds. p >=
         # review_below means the exact alignment is known already.
         veto = ""
-    exchanged = "" if p >= cal.review_below and not veto else relations.exchanged_phrase(old, new)
+    # Only a pair that would otherwise be queued is read for an exchanged phrase: one stored or
+    # merged anyway needs no word alignment for it.
+    queued = (veto and slot_update) or (p >= cal.review_floor and (bool(veto) or p < cal.review_below))
+    exchanged = relations.exchanged_phrase(old, new) if queued else ""
     if exchanged and not facts.numbers_differ and not facts.change_marker:
         restated = facts.restatement
         if restated.unmatched_old and restated.unmatched_new:
