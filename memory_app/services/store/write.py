@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory_app.db import advisory_xact_lock
@@ -181,19 +182,20 @@ def _store_batch(
     return outcomes
 
 
-def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
-    return (
-        Memory.objects.filter(
-            tenant=tenant,
-            user_id=item.user_id,
-            namespace=item.namespace,
-            kind=item.kind,
-            status=MemoryStatus.ACTIVE,
-            text_hash=normalized_hash(item.text),
-        )
-        .only("id", "topics", "entities")
-        .first()
+def _same_text(tenant: Tenant, item: MemoryInput, *, status: str) -> QuerySet[Memory]:
+    """The rows of the item's scope with its text (normalised hash) and this status."""
+    return Memory.objects.filter(
+        tenant=tenant,
+        user_id=item.user_id,
+        namespace=item.namespace,
+        kind=item.kind,
+        status=status,
+        text_hash=normalized_hash(item.text),
     )
+
+
+def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
+    return _same_text(tenant, item, status=MemoryStatus.ACTIVE).only("id", "topics", "entities").first()
 
 
 def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
@@ -203,13 +205,8 @@ def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
     if (item.metadata or {}).get("extracted_by") != AS_SAID:
         return None
     result = (
-        Memory.objects.filter(
-            tenant=tenant,
-            user_id=item.user_id,
-            namespace=item.namespace,
-            kind=item.kind,
-            status=MemoryStatus.SUPERSEDED,
-            text_hash=normalized_hash(item.text),
+        _same_text(tenant, item, status=MemoryStatus.SUPERSEDED)
+        .filter(
             superseded_by__status=MemoryStatus.ACTIVE,
             source_of__change__operation=ChangeOperation.MERGE,
             source_of__change__undone_at__isnull=True,
