@@ -116,6 +116,15 @@ def conversation_range(spec: str) -> set[int] | None:
     return set(range(int(low))) if int(low) else None
 
 
+def load_conversations(path: Path, spec: str) -> tuple[list[Turn], list[Question]]:
+    """The turns and questions of the conversations `spec` names (`conversation_range`)."""
+    turns, questions = load_locomo(path)
+    keep = conversation_range(spec)
+    if keep is None:
+        return turns, questions
+    return [t for t in turns if t.conversation in keep], [q for q in questions if q.conversation in keep]
+
+
 def asked_at(turns: list[Turn]) -> dict[int, datetime]:
     """When each conversation's questions are asked: its last session's date (they are asked
     after the conversation), the `now` that a question's "last week" or "in May" is read against."""

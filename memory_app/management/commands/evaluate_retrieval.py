@@ -13,8 +13,7 @@ from memory_app.embeddings import embed_texts
 from memory_app.evaluation.locomo import (
     RecallTally,
     asked_at,
-    conversation_range,
-    load_locomo,
+    load_conversations,
     memory_items,
     user_of,
 )
@@ -59,11 +58,7 @@ class Command(BaseCommand):
         path = Path(options["locomo"])
         if not path.exists():
             raise CommandError(f"{path} does not exist (the LoCoMo file of ../shared/data)")
-        turns, questions = load_locomo(path)
-        keep = conversation_range(options["conversations"])
-        if keep is not None:
-            turns = [t for t in turns if t.conversation in keep]
-            questions = [q for q in questions if q.conversation in keep]
+        turns, questions = load_conversations(path, options["conversations"])
         slug = options["tenant_slug"] or f"locomo-eval-{uuid.uuid4().hex[:8]}"
         tenant, created = Tenant.objects.get_or_create(slug=slug, defaults={"name": "LoCoMo evaluation"})
         try:

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory_app.evaluation.locomo import conversation_range, load_locomo
+from memory_app.evaluation.locomo import load_conversations
 from memory_app.evaluation.session_summary import replay_sessions
 from memory_app.llm_client import llm_configured
 from memory_app.models import Tenant
@@ -36,11 +36,7 @@ class Command(BaseCommand):
         path = Path(options["locomo"])
         if not path.exists():
             raise CommandError(f"{path} does not exist (the LoCoMo file of ../shared/data)")
-        turns, questions = load_locomo(path)
-        keep = conversation_range(options["conversations"])
-        if keep is not None:
-            turns = [t for t in turns if t.conversation in keep]
-            questions = [q for q in questions if q.conversation in keep]
+        turns, questions = load_conversations(path, options["conversations"])
         tenant = Tenant.objects.create(slug=f"summary-eval-{uuid.uuid4().hex[:8]}", name="summary evaluation")
         try:
             report = replay_sessions(
