@@ -8,7 +8,7 @@ array parameter.
 """
 
 from memory_app.db.citus import citus_mode
-from memory_app.db.counts import LargeScopes, count_up_to
+from memory_app.db.counts import LargeScopes, MidScopes, count_up_to
 from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
 from memory_app.db.lookups import AnyOf
@@ -36,6 +36,7 @@ __all__ = [
     "ElementFrequencies",
     "IndexInfo",
     "LargeScopes",
+    "MidScopes",
     "advisory_lock_key",
     "advisory_xact_lock",
     "assert_client_side_binding",

@@ -60,3 +60,26 @@ def test_remembered_statistics_expire(monkeypatch):
     _scope(tenant)
     _ranked(tenant)
     assert _ranked(tenant)[1]
+
+
+def test_a_mid_size_scope_remembers_its_statistics_and_still_finds_a_new_row(monkeypatch):
+    monkeypatch.setattr(lexical, "SMALL_STATS_MIN_ROWS", 4)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant)
+    first, first_aggregated = _ranked(tenant)
+    MemoryFactory(tenant=tenant, user_id="u1", text="the garden shed is blue")
+    second, second_aggregated = _ranked(tenant)
+    assert first_aggregated and not second_aggregated
+    # The matched rows are read live: the new row is scored at once.
+    assert len(second) == len(first) + 1
+
+
+def test_remembered_mid_size_statistics_expire_sooner(monkeypatch):
+    monkeypatch.setattr(lexical, "SMALL_STATS_MIN_ROWS", 4)
+    monkeypatch.setattr(lexical, "SMALL_STATS_TTL", -1.0)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    _scope(tenant)
+    _ranked(tenant)
+    assert _ranked(tenant)[1]

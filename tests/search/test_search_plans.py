@@ -104,6 +104,17 @@ def test_a_scope_counted_large_is_not_counted_again_while_remembered(tenant_a, s
     assert [q for q in queries.captured_queries if "count(" in q["sql"]]
 
 
+def test_a_mid_size_scope_is_counted_once_while_remembered(tenant_a, settings):
+    settings.SEARCH_EXACT_MAX_ROWS = 1000
+    bulk_memories(tenant_a.tenant, 250)
+    filters = SearchFilters(user_id="big")
+    assert scope_plan(tenant=tenant_a.tenant, filters=filters).scope_rows == 250
+    with CaptureQueriesContext(connection) as queries:
+        again = scope_plan(tenant=tenant_a.tenant, filters=filters)
+    assert (again.plan, again.scope_rows) == ("exact", 250)
+    assert not [q for q in queries.captured_queries if "count(" in q["sql"]]
+
+
 def test_the_exact_plan_never_uses_the_hnsw_index(tenant_a):
     bulk_memories(tenant_a.tenant, 50)
     with connection.cursor() as cursor:

@@ -33,9 +33,12 @@ The scope statistics (row count, average length and the df of common words) read
 scope: negligible for a user's few hundred memories, the largest part of the query for a scope of
 100 k. They move slowly (a few new rows change neither the count nor the average length visibly),
 so for a scope of at least STATS_CACHE_MIN_ROWS rows they are remembered per process for STATS_TTL
-seconds, with the words found rare or common there; smaller scopes are counted at every query. A
-common word new to a remembered scope costs one more pass over it (about 0.25 s at 100 k rows under
-load), once per STATS_TTL.
+seconds, with the words found rare or common there. A scope of SMALL_STATS_MIN_ROWS up to that size
+remembers its row count and average length for SMALL_STATS_TTL seconds (reading them was most of
+the statement for a user's 1,000 rows; 5 new rows move either by 1 % or less, and the matched rows'
+dfs are still counted at every query). Smaller scopes are counted at every query. A common word new
+to a remembered scope costs one more pass over it (about 0.25 s at 100 k rows under load), once per
+STATS_TTL.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ from memory_app.selectors.search.types import Candidate, SearchFilters
 
 STATS_CACHE_MIN_ROWS = 10_000
 STATS_TTL = 300.0
+SMALL_STATS_MIN_ROWS = 500
+SMALL_STATS_TTL = 60.0
 _STATS_MAX = 4096
 
 
@@ -108,13 +113,16 @@ def forget_scope_stats() -> None:
 
 def _remembered(key: str) -> ScopeStats | None:
     cached = _STATS.get(key)
-    if cached is not None and time.monotonic() - cached.read_at > STATS_TTL:
+    if cached is None:
+        return None
+    ttl = STATS_TTL if cached.n >= STATS_CACHE_MIN_ROWS else SMALL_STATS_TTL
+    if time.monotonic() - cached.read_at > ttl:
         return None
     return cached
 
 
 def _remember(key: str, stats: ScopeStats) -> None:
-    if stats.n < STATS_CACHE_MIN_ROWS:
+    if stats.n < min(SMALL_STATS_MIN_ROWS, STATS_CACHE_MIN_ROWS):
         return
     if len(_STATS) >= _STATS_MAX and key not in _STATS:
         _STATS.clear()
@@ -140,6 +148,10 @@ def bm25_candidates(
     cap = search_config().bm25_term_cap
     cached = _remembered(key)
     small = max(cap, search_config().exact_max_rows)
+    if cached is not None and cached.n <= small:
+        # A remembered scope of the small plan's size: its statistics, no count, no stats pass.
+        rows = _whole_match(q, query=query, key=key, cached=cached)
+        return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]
     counted = scope_rows(tenant=tenant, filters=filters, cap=small) if cached is None else None
     if counted == 0:  # an empty scope (a tenant without a knowledge base): nothing to score
         return []
