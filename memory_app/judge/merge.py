@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from memory_app.judge.signals import lexicon, quantities
 from memory_app.judge.signals import text_norm as tn
-from memory_app.judge.signals.features import same_word
+from memory_app.judge.signals.features import same_word_in
 
 
 def information(text: str) -> int:
@@ -35,6 +36,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 
 
+@lru_cache(maxsize=8192)
 def names(text: str) -> frozenset[str]:
     """Proper names as written, without a possessive 's: the words a merge must keep."""
     found = set()
@@ -49,15 +51,22 @@ def names(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _name_kept(name: str, kept: str) -> bool:
-    """The name itself (or its stem) is in the kept text, or an acronym ("BMI") spelled out there."""
+@lru_cache(maxsize=8192)
+def _kept_forms(kept: str) -> tuple[frozenset[str], frozenset[str], str]:
+    """The kept text's words, their stems and their initials: what `_name_kept` looks a name up in."""
     # The normalised tokens too: they spell an ISO date's month out ("2025-08-31" -> "august").
     words = [w.removesuffix("'s").casefold() for w in _WORD.findall(kept)] + list(tn.raw_tokens(kept))
+    return frozenset(words), frozenset(tn.stem(w) for w in words), "".join(w[0] for w in words)
+
+
+def _name_kept(name: str, kept: str) -> bool:
+    """The name itself (or its stem) is in the kept text, or an acronym ("BMI") spelled out there."""
+    words, stems, initials = _kept_forms(kept)
     folded = name.casefold()
-    if folded in words or tn.stem(folded) in {tn.stem(w) for w in words}:
+    if folded in words or tn.stem(folded) in stems:
         return True
     if name.isupper() and name.isalpha() and 3 <= len(name) <= 6:
-        return folded in "".join(w[0] for w in words)
+        return folded in initials
     return False
 
 
@@ -68,7 +77,7 @@ def lost_words(kept: str, source: str) -> list[str]:
     kept_words = tn.content_words(kept)
     lost = []
     for word in sorted(tn.content_words(source) - kept_words):
-        if any(same_word(word, other) for other in kept_words):
+        if same_word_in(word, kept_words):
             continue
         lost.append(word)
     return lost

@@ -16,6 +16,8 @@ from memory_app.judge.signals.features import (
     lexical_counterparts,
     pair_facts,
     polarity_flip,
+    same_word,
+    same_word_in,
     short_form,
     spelling_variant,
 )
@@ -350,3 +352,27 @@ def test_the_runs_of_an_acronym_are_every_run_of_words_with_its_initials(words, 
         if "".join(w[0].casefold() for w in words[first : first + size]) == letters
     ]
     assert written.runs(letters) == expected
+
+
+_WORDS = st.text(alphabet="abcdefghilmnorstuv", min_size=1, max_size=9)
+
+
+@given(word=_WORDS, others=st.frozensets(_WORDS, max_size=8))
+@example(word="silver", others=frozenset({"silver", "silevr"}))
+@example(word="garden", others=frozenset({"garden", "gardens"}))
+@example(word="lalergic", others=frozenset({"allergic"}))
+@example(word="lalergic", others=frozenset({"lalergic", "allergic"}))
+def test_same_word_in_answers_as_same_word_against_each_word(word: str, others: frozenset[str]) -> None:
+    assert same_word_in(word, others) == any(same_word(word, other) for other in others)
+
+
+def test_same_word_in_finds_a_slip_that_changes_the_first_letter() -> None:
+    assert same_word_in("lalergic", frozenset({"allergic"})) is same_word("lalergic", "allergic")
+    assert same_word_in("allergic", frozenset({"alergic", "tomato"}))
+    assert not same_word_in("battle", frozenset({"bottle"}))
+
+
+def test_same_word_in_finds_every_listed_synonym() -> None:
+    for word, synonyms in tn.SYNONYMS.items():
+        for other in synonyms:
+            assert same_word_in(word, frozenset({other, "zzz"})) == same_word(word, other)

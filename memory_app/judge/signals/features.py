@@ -441,6 +441,63 @@ def same_word(a: str, b: str) -> bool:
     return tn.same_root(a, b) or spelling_variant(a, b) or short_form(a, b) or short_form(b, a)
 
 
+@dataclass(frozen=True)
+class _Comparable:
+    """What `same_word_in` looks up in a set of words, built once per set."""
+
+    by_first: dict[str, tuple[str, ...]]  # shared root and short form need the same first letter
+    words: frozenset[str]
+    slips: frozenset[str]  # each word long enough for a slip with a letter dropped or two swapped
+
+
+def _slips(word: str) -> set[str]:
+    dropped = {word[:i] + word[i + 1 :] for i in range(len(word))}
+    swapped = {
+        word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        for i in range(len(word) - 1)
+        if word[i] != word[i + 1]
+    }
+    return dropped | swapped
+
+
+@lru_cache(maxsize=4096)
+def _comparable(others: frozenset[str]) -> _Comparable:
+    by_first: dict[str, list[str]] = {}
+    slips: set[str] = set()
+    for other in others:
+        by_first.setdefault(other[:1], []).append(other)
+        if len(other) >= _TYPO_FROM:
+            slips |= _slips(other)
+    return _Comparable({k: tuple(v) for k, v in by_first.items()}, others, frozenset(slips))
+
+
+def same_word_in(word: str, others: frozenset[str]) -> bool:
+    """Whether `word` is one of `others` by `same_word`, without comparing it with each: a shared
+    root and a short form need the same first letter, and a spelling slip is looked up among the
+    others' one-letter slips (a search's collapse asks this of every word of every pair it reads)."""
+    if not word:
+        return False
+    if others & tn.SYNONYMS.get(word, frozenset()):
+        return True
+    index = _comparable(others)
+    if any(same_word(word, other) for other in index.by_first.get(word[0], ())):
+        return True
+    if len(word) < _TYPO_FROM:
+        return False
+    # `word` is another's slip (a letter of it dropped, two swapped), or another is `word` with a
+    # letter dropped (the other may be no shorter than _TYPO_FROM either).
+    if word in index.slips:
+        if word not in index.words:
+            return True
+        # `word` is itself one of the others (never a slip of itself): compare it with the rest.
+        if any(other != word and spelling_variant(word, other) for other in index.words):
+            return True
+    return any(
+        len(shorter) >= _TYPO_FROM and shorter in index.words
+        for shorter in (word[:i] + word[i + 1 :] for i in range(len(word)))
+    )
+
+
 def _initials(words: Sequence[str]) -> str:
     return "".join(w[0] for w in words).casefold()
 
