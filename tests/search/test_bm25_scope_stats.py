@@ -52,9 +52,12 @@ def test_a_small_scope_is_counted_at_every_query(monkeypatch):
     assert len(second) == len(first) + 1
 
 
-def test_remembered_statistics_expire(monkeypatch):
-    monkeypatch.setattr(lexical, "STATS_CACHE_MIN_ROWS", 1)
-    monkeypatch.setattr(lexical, "STATS_TTL", -1.0)
+@pytest.mark.parametrize(
+    ("min_rows", "ttl"), [("STATS_CACHE_MIN_ROWS", "STATS_TTL"), ("SMALL_STATS_MIN_ROWS", "SMALL_STATS_TTL")]
+)
+def test_remembered_statistics_expire(monkeypatch, min_rows, ttl):
+    monkeypatch.setattr(lexical, min_rows, 1)
+    monkeypatch.setattr(lexical, ttl, -1.0)
     lexical.forget_scope_stats()
     tenant = TenantFactory()
     _scope(tenant)
@@ -73,13 +76,3 @@ def test_a_mid_size_scope_remembers_its_statistics_and_still_finds_a_new_row(mon
     assert first_aggregated and not second_aggregated
     # The matched rows are read live: the new row is scored at once.
     assert len(second) == len(first) + 1
-
-
-def test_remembered_mid_size_statistics_expire_sooner(monkeypatch):
-    monkeypatch.setattr(lexical, "SMALL_STATS_MIN_ROWS", 4)
-    monkeypatch.setattr(lexical, "SMALL_STATS_TTL", -1.0)
-    lexical.forget_scope_stats()
-    tenant = TenantFactory()
-    _scope(tenant)
-    _ranked(tenant)
-    assert _ranked(tenant)[1]
