@@ -32,6 +32,34 @@ def test_storing_one_memory_answers_201_with_its_outcome_and_row(tenant_a):
     assert again.json()["outcome"] == "duplicate_of" and again.json()["memory_id"] == body["memory_id"]
 
 
+def test_a_created_memory_is_answered_as_a_read_of_it_shows_it(tenant_a):
+    body = {
+        "text": "User flies to Lisbon on 3 May",
+        "user_id": "u1",
+        "topics": ["travel"],
+        "metadata": {"source": {"app": "chat", "turn": 7}, "a": 1},
+        "event_date": "2026-05-03T10:00:00+02:00",
+        "confidence": 0.8,
+    }
+    stored = tenant_a.client.post(URL, body, format="json").json()
+    read = tenant_a.client.get(f"{URL}/{stored['memory_id']}").json()
+    ignore = {"last_accessed_at", "access_count", "updated_at"}
+    assert {k: v for k, v in stored["memory"].items() if k not in ignore} == {
+        k: v for k, v in read.items() if k not in ignore
+    }
+
+
+def test_a_row_created_then_merged_in_the_same_call_is_answered_as_it_is_now(tenant_a):
+    items = [
+        {"text": "User's sister Ana lives in Porto", "user_id": "u1"},
+        {"text": "User's sister Ana lives in Porto.", "user_id": "u1"},
+    ]
+    outcomes = tenant_a.client.post(URL, items, format="json").json()
+    first = outcomes[0]
+    row = Memory.objects.get(pk=first["memory_id"])
+    assert first["memory"]["status"] == row.status
+
+
 def test_a_list_answers_one_outcome_per_item_in_order(tenant_a):
     items = [
         {"text": "User's dog is called Rex", "user_id": "u1", "topics": ["pets"]},

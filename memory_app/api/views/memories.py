@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
@@ -94,13 +95,24 @@ def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
 
 
 def outcome_data(tenant: Any, outcomes: list[StoreOutcome]) -> list[dict[str, Any]]:
-    found = Memory.objects.filter(tenant=tenant, pk__in={o.memory_id for o in outcomes})
-    memories = with_supersedes(found.defer("embedding", "search_vector"), tenant=tenant).in_bulk()
+    # A row the store just inserted is shown as it was written (it supersedes nothing), unless a
+    # later item of the same call touched it; the others (merged, superseding, duplicates) are read
+    # back with what they replaced.
+    touched = Counter(i for o in outcomes for i in (o.memory_id, *o.related_ids))
+    memories: dict[int, Memory] = {}
+    for o in outcomes:
+        if o.row is not None and touched[o.memory_id] == 1:
+            o.row.supersedes_ids = []  # type: ignore[attr-defined]
+            memories[o.memory_id] = o.row
+    unread = {o.memory_id for o in outcomes} - memories.keys()
+    if unread:
+        found = Memory.objects.filter(tenant=tenant, pk__in=unread)
+        memories |= with_supersedes(found.defer("embedding", "search_vector"), tenant=tenant).in_bulk()
     return [
         represent(
             StoreOutcomeSerializer,
             {
-                **o.__dict__,
+                **{k: v for k, v in o.__dict__.items() if k != "row"},
                 "related_ids": list(o.related_ids),
                 "memory": memories.get(o.memory_id),
                 "warnings": ([EMBEDDING_PENDING_WARNING] if o.embedding_pending else []) + list(o.warnings),

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from memory_app.models import Memory
+
 Outcome = Literal["created", "merged_into", "superseded", "duplicate_of", "queued_for_review"]
 
 
@@ -61,3 +63,5 @@ class StoreOutcome:
     embedding_pending: bool = False
     # What did not go as usual for this item (a judge that fell back), for the response's warnings.
     warnings: tuple[str, ...] = ()
+    # The row just inserted, for an outcome "created": the answer shows it without reading it back.
+    row: Memory | None = field(default=None, compare=False, repr=False)

@@ -376,7 +376,7 @@ def _store_decided(
     new = inserted.memory
     assert new is not None
     if decision is None or decision[0].action == "store":
-        return StoreOutcome(outcome="created", memory_id=new.pk)
+        return StoreOutcome(outcome="created", memory_id=new.pk, row=new)
     try:
         with transaction.atomic():
             return act_on_decision(
