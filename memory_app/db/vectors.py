@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from django.db import DEFAULT_DB_ALIAS
 from django.db.models.expressions import RawSQL
 
 from memory_app.db.queries import fetch_one
@@ -22,13 +21,12 @@ DIMENSIONS = 384
 
 def vector_column_dimensions(table: str, column: str) -> int | None:
     """The declared size of a vector column as the catalog has it now (pgvector keeps it as the
-    column's type modifier); None for a column without one or no such column. Read on the primary:
-    a replica may not have replayed a resize yet."""
+    column's type modifier); None for a column without one or no such column. Read where the
+    caller's reads run, as the registry it is cached with (a replica replays a resize with it)."""
     row = fetch_one(
         "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s "
         "AND NOT attisdropped",
         [table, column],
-        using=DEFAULT_DB_ALIAS,
     )
     return int(row[0]) if row and row[0] > 0 else None
 

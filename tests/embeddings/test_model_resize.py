@@ -6,6 +6,7 @@ refuses and changes nothing."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from io import StringIO
 
@@ -158,3 +159,44 @@ def test_the_packaged_model_is_refused_while_the_columns_have_another_width(
     assert f"resized from {WIDTH} to 384" in reindex(MINILM)
     with pytest.raises(ApplicationError, match="--resize"):
         embed_texts(["User likes tea"], tenant=None, model=MINILM)
+
+
+def test_an_export_of_the_old_width_is_refused_by_an_import_after_the_resize(
+    tenant_a, tenant_b, tiny48, columns_restored
+):
+    store(tenant_a.client, "User likes green tea")
+    exported = tenant_a.client.get("/api/v1/export")
+    body = b"".join(exported.streaming_content)
+    reindex(tiny48, "--apply", "--resize")
+
+    response = tenant_b.client.generic(
+        "POST", "/api/v1/import?apply=true", body, content_type=exported["Content-Type"]
+    )
+    assert response.status_code == 400, response.content
+    assert "database refused a record" in response.json()["error"]["message"]
+    assert "48" in response.json()["error"]["message"]
+    assert not Memory.objects.filter(tenant=tenant_b.tenant).exists()
+
+
+def test_a_process_that_has_not_seen_the_resize_answers_503_once_then_follows(
+    tenant_a, tiny48, columns_restored
+):
+    store(tenant_a.client, "User likes green tea")
+    reindex(tiny48, "--apply", "--resize")
+    # another process's cached view from before the resize: the old model and width
+    active._cache = ({}, 384, time.monotonic() + 60)
+
+    body = {"text": "User plays the violin", "user_id": "u1"}
+    refused = tenant_a.client.post("/api/v1/memories", body, format="json")
+    assert refused.status_code == 503 and refused["Retry-After"] == "1", refused.content
+    assert not Memory.objects.filter(text="User plays the violin").exists()
+    retried = tenant_a.client.post("/api/v1/memories", body, format="json")
+    assert retried.status_code == 201, retried.content
+    assert Memory.objects.get(pk=retried.json()["memory_id"]).embedding_model == tiny48
+
+    # a stale search compares with rows of its (old) model only: none left, so no error either
+    active._cache = ({}, 384, time.monotonic() + 60)
+    search = {"query": "violin", "mode": "vector", "limit": 5, "filters": {"user_id": "u1"}}
+    assert tenant_a.client.post("/api/v1/memories/search", search, format="json").status_code == 200
+    active.active_model_forget()
+    assert vector_hits(tenant_a.client, "User plays the violin")[0] == "User plays the violin"
