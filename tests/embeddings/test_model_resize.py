@@ -200,3 +200,16 @@ def test_a_process_that_has_not_seen_the_resize_answers_503_once_then_follows(
     assert tenant_a.client.post("/api/v1/memories/search", search, format="json").status_code == 200
     active.active_model_forget()
     assert vector_hits(tenant_a.client, "User plays the violin")[0] == "User plays the violin"
+
+
+def test_a_run_stopped_after_the_resize_is_resumed_by_running_it_again(tenant_a, tiny48, columns_restored):
+    for text in ("User likes green tea", "User plays the violin"):
+        store(tenant_a.client, text)
+    first = reindex(tiny48, "--apply", "--resize", "--no-switch")
+    assert "resized the vector columns" in first and "embedded 2 memories" in first
+    assert set(widths().values()) == {WIDTH}
+    assert set(Memory.objects.values_list("embedding_model", flat=True)) == {MINILM}  # not switched
+
+    second = reindex(tiny48, "--apply")  # no --resize needed any more: the columns fit
+    assert "resized" not in second and "embedded 0 memories" in second and "switched 2 memories" in second
+    assert vector_hits(tenant_a.client, "User plays the violin")[0] == "User plays the violin"
