@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 
 from memory_app.api.guard import too_large
 from memory_app.db.conflicts import conflict_message
+from memory_app.embeddings.active import active_model_forget
 from memory_app.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -90,6 +92,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return Response(error_body("server_error", "Internal error; it has been logged."), status=500)
 
 
+# pgvector refusing a vector of another width than its column, or two vectors of different widths.
+# Never the client's doing (the API takes no vectors): a process that has not yet re-read the
+# columns' width after a `reindex --apply --resize` (embeddings/active.py, at most seconds late).
+_WIDTH_CHANGED = re.compile(r"expected \d+ dimensions, not \d+|different vector dimensions")
+
+
 def _diag(exc: DatabaseError | InterfaceError) -> Any:
     """psycopg's diagnostics of the error Django wrapped (column, constraint, table), when any."""
     return getattr(exc.__cause__, "diag", None)
@@ -102,6 +110,14 @@ def database_error_response(exc: DatabaseError | InterfaceError, context: dict[s
     (500). A client that retries every 503 must never resend a request that cannot succeed."""
     view = context.get("view").__class__.__name__
     diag = _diag(exc)
+    if isinstance(exc, DataError) and _WIDTH_CHANGED.search(str(exc)):
+        logger.warning("vector width changed under %s: %s", view, str(exc).strip().splitlines()[0])
+        active_model_forget()  # the retry reads the new model and width
+        return Response(
+            error_body("unavailable", "The embedding model is being changed; retry in a second."),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "1"},
+        )
     if isinstance(exc, DataError):
         column = getattr(diag, "column_name", None) or "non_field_errors"
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid value"

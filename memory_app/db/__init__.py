@@ -9,7 +9,7 @@ array parameter.
 
 from memory_app.db.citus import citus_mode
 from memory_app.db.counts import LargeScopes, MidScopes, count_up_to
-from memory_app.db.indexes import IndexInfo, hnsw_indexes, index_valid
+from memory_app.db.indexes import IndexInfo, column_indexes, hnsw_indexes, index_valid
 from memory_app.db.locks import advisory_lock_key, advisory_xact_lock
 from memory_app.db.lookups import AnyOf
 from memory_app.db.pgsettings import (
@@ -29,7 +29,7 @@ from memory_app.db.statements import (
     models_from_rows,
 )
 from memory_app.db.statistics import ElementFrequencies, element_frequencies
-from memory_app.db.vectors import vector_from_binary, vector_literal, vector_sql
+from memory_app.db.vectors import vector_column_dimensions, vector_from_binary, vector_literal, vector_sql
 
 __all__ = [
     "AnyOf",
@@ -41,6 +41,7 @@ __all__ = [
     "advisory_xact_lock",
     "assert_client_side_binding",
     "citus_mode",
+    "column_indexes",
     "copy_out",
     "count_up_to",
     "element_frequencies",
@@ -59,6 +60,7 @@ __all__ = [
     "session_setting",
     "set_local",
     "set_local_sql",
+    "vector_column_dimensions",
     "vector_from_binary",
     "vector_literal",
     "vector_sql",

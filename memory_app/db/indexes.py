@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import DEFAULT_DB_ALIAS
+
 from memory_app.db.queries import fetch_all, fetch_one
 
 
@@ -40,3 +42,21 @@ def hnsw_indexes() -> list[IndexInfo]:
         """
     )
     return [IndexInfo(name, table, int(size), bool(valid)) for name, table, size, valid in rows]
+
+
+def column_indexes(table: str, column: str) -> list[tuple[str, str]]:
+    """(name, CREATE INDEX statement) of every index of `table` whose keys include `column`, so a
+    caller that must drop them (a column type change) can build the same ones again."""
+    rows = fetch_all(
+        """
+        SELECT i.relname, pg_get_indexdef(x.indexrelid)
+        FROM pg_index x
+        JOIN pg_class i ON i.oid = x.indexrelid
+        JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = ANY(x.indkey)
+        WHERE x.indrelid = to_regclass(%s) AND a.attname = %s
+        ORDER BY i.relname
+        """,
+        [table, column],
+        using=DEFAULT_DB_ALIAS,
+    )
+    return [(str(name), str(definition)) for name, definition in rows]

@@ -8,10 +8,27 @@ from functools import lru_cache
 import numpy as np
 from django.db.models.expressions import RawSQL
 
-# The width of every vector column (vector(384)): the local model's output, and what OpenAI's
-# text-embedding-3 models are asked for. Not a setting: changing it is a migration of every vector
-# column and a reindex.
+from memory_app.db.queries import fetch_one
+
+# The width the migrations give the vector columns (vector(384)): the packaged MiniLM's output. The
+# models' VectorFields keep it so that the migrations' state stays what the migrations built
+# (`makemigrations --check` clean); a resize is an operation on the live database, not a schema
+# version. The running service never validates against it: `manage.py reindex --apply --resize`
+# (services/maintenance/reindex.vector_columns_resize) makes the columns follow the model, and
+# processes read their width from the catalog (embeddings/active.vector_dimensions).
 DIMENSIONS = 384
+
+
+def vector_column_dimensions(table: str, column: str) -> int | None:
+    """The declared size of a vector column as the catalog has it now (pgvector keeps it as the
+    column's type modifier); None for a column without one or no such column. Read where the
+    caller's reads run, as the registry it is cached with (a replica replays a resize with it)."""
+    row = fetch_one(
+        "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s "
+        "AND NOT attisdropped",
+        [table, column],
+    )
+    return int(row[0]) if row and row[0] > 0 else None
 
 
 def vector_literal(vector: np.ndarray | Sequence[float]) -> str:

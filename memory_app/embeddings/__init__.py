@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from memory_app.conf import embeddings_config
-from memory_app.embeddings.active import active_model
+from memory_app.embeddings.active import active_model, vector_dimensions
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache.lookup import cached_embed_begin
 from memory_app.embeddings.cache.stats import BatchCounts, stats_record
+from memory_app.embeddings.local import model_dimensions
 from memory_app.embeddings.providers import get_provider
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
@@ -34,6 +35,14 @@ def embedding_model_name(tenant: Tenant | None = None) -> str:
 def configured_model_name() -> str:
     """EMBEDDING_MODEL of this process: the model a `reindex` moves to."""
     return str(embeddings_config().model)
+
+
+def model_width(model: str) -> int:
+    """The width of the vectors `model` gives under this process's provider: a local model's own,
+    read from the model; the OpenAI models are asked for the vector columns' width."""
+    if embeddings_config().provider == "local":
+        return model_dimensions(model)
+    return vector_dimensions()
 
 
 class EmbeddingJob(Protocol):
@@ -60,7 +69,7 @@ class _Ready:
 
 
 def embed_texts(texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None) -> np.ndarray:
-    """n x 384 float32, L2-normalised, in input order; the cache is applied per text.
+    """n x vector_dimensions() float32, L2-normalised, in input order; the cache is applied per text.
 
     `tenant`: whose private cache serves and keeps these texts (None only for tenant-less tools:
     calibration, evaluation, benchmarks; they share a cache partition of their own).

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_app.conf import embeddings_config
-from memory_app.db.vectors import DIMENSIONS
+from memory_app.embeddings.active import vector_dimensions_seen
 from memory_app.embeddings.forward import local_runtime
 
 # After this many failures in a row the provider counts as down rather than failing now and then.
@@ -77,7 +77,9 @@ def provider_state() -> dict[str, Any]:
         "status": status,
         "provider": embeddings_config().provider,
         "model": embeddings_config().model,
-        "dimensions": DIMENSIONS,
+        # The vector columns' width as this process last read it (no query here: readiness must
+        # answer with the database down); null before the first embedding.
+        "dimensions": vector_dimensions_seen(),
         # What runs the local model's pass (embeddings/forward.py): "onnx", or "torch" when asked
         # for or when ONNX Runtime could not start.
         "runtime": local_runtime() if embeddings_config().provider == "local" else None,

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 
 from memory_app.conf import embeddings_config
-from memory_app.db.vectors import DIMENSIONS
 from memory_app.errors import ApplicationError
 
 # The packaged model: the judge's word alignment and its calibration are this model's.
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# Its sentence vectors' width (its token vectors, the judge's, have the same).
+MINILM_DIMENSIONS = 384
 
 _lock = threading.Lock()
 _model: Any = None
@@ -51,7 +52,7 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     real tokens, L2 normalisation; the steps of the model's own sentence-transformers modules
     (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip."""
     if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
+        return np.zeros((0, MINILM_DIMENSIONS), dtype=np.float32)
     # The relation judge's word alignment reads this same pass's token vectors: offered, so the
     # texts the store path embeds never run the model a second time.
     from memory_app.embeddings.forward import hidden_states
@@ -61,7 +62,7 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     stripped = [str(text).strip() for text in texts]
     # Longest first, as sentence-transformers batches, so a batch pads little.
     order = sorted(range(len(stripped)), key=lambda i: -len(stripped[i]))
-    out = np.empty((len(texts), 384), dtype=np.float32)
+    out = np.empty((len(texts), MINILM_DIMENSIONS), dtype=np.float32)
     rows = []
     for start in range(0, len(order), batch_size):
         picked = order[start : start + batch_size]
@@ -124,9 +125,7 @@ def model_path(name: str) -> Path:
 
 
 def sentence_model(name: str) -> Any:
-    """A sentence-transformers model other than the packaged one, loaded once per process. Its
-    dimensions are read from the model; the vector columns hold DIMENSIONS, so a model of another
-    size is refused with the migration path (docs/OPERATIONS.md, "Another embedding model")."""
+    """A sentence-transformers model other than the packaged one, loaded once per process."""
     model = _others.get(name)
     if model is None:
         with _lock:
@@ -136,18 +135,32 @@ def sentence_model(name: str) -> Any:
                 from sentence_transformers import SentenceTransformer  # start-up cost, as above
 
                 model = SentenceTransformer(str(model_path(name)), device="cpu")
-                # sentence-transformers 6 renamed the method; older releases have only the first name
-                dimension = getattr(model, "get_embedding_dimension", None)
-                size = dimension() if dimension else model.get_sentence_embedding_dimension()
-                if size != DIMENSIONS:
-                    raise ApplicationError(
-                        f"embedding model {name!r} has {size} dimensions; the vector columns have "
-                        f"{DIMENSIONS} (docs/OPERATIONS.md, 'Another embedding model')",
-                        code="embedding_dimensions",
-                        status=503,
-                    )
                 _others[name] = model
     return model
+
+
+def model_dimensions(name: str) -> int:
+    """The width of the named model's sentence vectors, read from the model."""
+    if name == DEFAULT_MODEL:
+        return MINILM_DIMENSIONS
+    model = sentence_model(name)
+    # sentence-transformers 6 renamed the method; older releases have only the first name
+    dimension = getattr(model, "get_embedding_dimension", None)
+    return int(dimension() if dimension else model.get_sentence_embedding_dimension())
+
+
+def model_fits(name: str, columns: int) -> None:
+    """Refuses a model whose vectors the vector columns (`columns` wide) cannot hold, naming the
+    command that resizes them."""
+    size = model_dimensions(name)
+    if size != columns:
+        raise ApplicationError(
+            f"embedding model {name!r} has {size} dimensions; the vector columns have {columns}: "
+            "`manage.py reindex --apply --resize` makes them follow the model "
+            "(docs/OPERATIONS.md, 'A model of another size')",
+            code="embedding_dimensions",
+            status=503,
+        )
 
 
 def model_embed(name: str, texts: list[str]) -> np.ndarray:
@@ -155,7 +168,7 @@ def model_embed(name: str, texts: list[str]) -> np.ndarray:
     if name == DEFAULT_MODEL:
         return local_embed(texts)
     if not texts:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        return np.zeros((0, model_dimensions(name)), dtype=np.float32)
     vectors = sentence_model(name).encode(
         [str(text).strip() for text in texts], normalize_embeddings=True, convert_to_numpy=True
     )

@@ -13,9 +13,9 @@ from typing import Protocol
 import numpy as np
 
 from memory_app.conf import OpenAIEmbeddingConfig, embeddings_config
-from memory_app.db.vectors import DIMENSIONS
 from memory_app.embeddings import health
-from memory_app.embeddings.local import DEFAULT_MODEL, local_batcher, local_embed, model_embed
+from memory_app.embeddings.active import vector_dimensions
+from memory_app.embeddings.local import DEFAULT_MODEL, local_batcher, local_embed, model_embed, model_fits
 
 
 class EmbeddingProvider(Protocol):
@@ -48,6 +48,7 @@ class LocalProvider:
     def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
         """Start the forward pass and return a function that waits for its rows: with batching the
         pass runs on the batcher's thread while the caller goes on (a search reads full text)."""
+        model_fits(self.model, self.dimensions)
         if self.model != DEFAULT_MODEL:  # another local model: its own pass, on torch, unbatched
             rows = model_embed(self.model, texts)
             return lambda: rows
@@ -67,7 +68,8 @@ _providers: dict[tuple[str, str, int, OpenAIEmbeddingConfig], EmbeddingProvider]
 
 def _settings_key(model: str | None) -> tuple[str, str, int, OpenAIEmbeddingConfig]:
     config = embeddings_config()
-    return (config.provider, model or config.model, DIMENSIONS, config.openai)
+    # The columns' width is part of the key: after a resize the next call builds a provider of it.
+    return (config.provider, model or config.model, vector_dimensions(), config.openai)
 
 
 def get_provider(model: str | None = None) -> EmbeddingProvider:

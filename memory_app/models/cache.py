@@ -33,6 +33,7 @@ class EmbeddingCacheEntry(models.Model):
     )
     embedding = VectorField(dimensions=DIMENSIONS)
     # A cheap stand-in vector (local model) used to find near-duplicate texts of a remote provider.
+    # Always the packaged MiniLM's (embeddings/cache/near.py): `reindex --resize` leaves it 384.
     proxy_embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
     # The order-aware guard of near-duplicate reuse (embeddings/cache/sketch.py); never indexed.
     surface_sketch = VectorField(dimensions=512, null=True, blank=True)

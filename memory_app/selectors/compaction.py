@@ -3,29 +3,37 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from django.db.models import Count
 
 from memory_app.db import copy_out
-from memory_app.db.vectors import DIMENSIONS
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 
-# COPY BINARY row: field count (int16), then int32 length + int8 id, int32 length + vector
-# (int16 dim, int16 unused, dim x float4), all big-endian.
-_ROW = np.dtype(
-    [
-        ("nfields", ">i2"),
-        ("id_len", ">i4"),
-        ("id", ">i8"),
-        ("vec_len", ">i4"),
-        ("dim", ">i2"),
-        ("unused", ">i2"),
-        ("vec", ">f4", (DIMENSIONS,)),
-    ]
-)
 _HEADER = 19  # PGCOPY signature (11) + flags (4) + header extension length (4)
+
+
+@lru_cache(maxsize=4)
+def _row(width: int) -> np.dtype:
+    """A COPY BINARY row: field count (int16), then int32 length + int8 id, int32 length + vector
+    (int16 dim, int16 unused, dim x float4), all big-endian."""
+    return np.dtype(
+        [
+            ("nfields", ">i2"),
+            ("id_len", ">i4"),
+            ("id", ">i8"),
+            ("vec_len", ">i4"),
+            ("dim", ">i2"),
+            ("unused", ">i2"),
+            ("vec", ">f4", (width,)),
+        ]
+    )
+
+
+# Where the first row's vector width is: after the field count, the id and the vector's length.
+_DIM_OFFSET = 2 + 4 + 8 + 4
 
 
 @dataclass(frozen=True, order=True)
@@ -88,7 +96,11 @@ def scope_vectors(*, tenant: Tenant, scope: ScopeKey) -> tuple[np.ndarray, np.nd
     )
     buffer = copy_out(query, [tenant.pk, scope.user_id, scope.namespace, scope.kind])
     body = memoryview(buffer)[_HEADER : len(buffer) - 2]  # drop the header and the -1 trailer
-    rows = np.frombuffer(body, dtype=_ROW)
-    if rows.size and (rows["dim"] != DIMENSIONS).any():
+    if not body:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+    # One column type, one width for every row (the column's, which a resize may have changed).
+    width = int.from_bytes(body[_DIM_OFFSET : _DIM_OFFSET + 2], "big")
+    rows = np.frombuffer(body, dtype=_row(width))
+    if rows.size and (rows["dim"] != width).any():
         raise ValueError("unexpected vector dimension in the memory table")
     return rows["id"].astype(np.int64), rows["vec"].astype(np.float32)

@@ -1,6 +1,6 @@
 """A second sentence-transformers model for the model-switch tests, built and saved by the test itself
 (no download): a one-layer BERT with random weights over a small word-level vocabulary, mean pooling
-and normalisation, with the vector columns' 384 dimensions."""
+and normalisation, with the vector columns' 384 dimensions unless asked for another width."""
 
 from __future__ import annotations
 
@@ -12,17 +12,19 @@ WORDS = (
 )
 
 
-def tiny_model(folder: Path) -> Path:
-    """Saves the model under `folder / "tiny-st"` (once) and returns that directory."""
+def tiny_model(folder: Path, dimensions: int = 384) -> Path:
+    """Saves the model under `folder / "tiny-st"` (`tiny-st-<dimensions>` for another width; once)
+    and returns that directory."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer import modules as models
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    target = folder / "tiny-st"
+    suffix = "" if dimensions == 384 else f"-{dimensions}"
+    target = folder / f"tiny-st{suffix}"
     if (target / "modules.json").exists():
         return target
-    base = folder / "tiny-bert"
+    base = folder / f"tiny-bert{suffix}"
     base.mkdir(parents=True, exist_ok=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(WORDS.split()))]
     BertTokenizerFast(vocab={word: i for i, word in enumerate(vocab)}, do_lower_case=True).save_pretrained(
@@ -31,7 +33,7 @@ def tiny_model(folder: Path) -> Path:
     torch.manual_seed(7)
     config = BertConfig(
         vocab_size=len(vocab),
-        hidden_size=384,
+        hidden_size=dimensions,
         num_hidden_layers=1,
         num_attention_heads=2,
         intermediate_size=64,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 from tqdm import tqdm
 
-from memory_app.embeddings import configured_model_name, embed_texts, embedding_model_name
-from memory_app.models import Memory, Procedure, ReindexVector
+from memory_app.embeddings import configured_model_name, embed_texts, embedding_model_name, model_width
+from memory_app.models import EmbeddingCacheEntry, Memory, Procedure, ReindexVector
 from memory_app.selectors.store.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
     active_model_pin,
@@ -18,6 +18,8 @@ from memory_app.services.maintenance.reindex import (
     reindex_pending,
     reindex_procedures,
     reindex_switch,
+    vector_columns_resize,
+    vector_columns_width,
 )
 from memory_app.services.store.tokens import memory_tokens_fill
 
@@ -31,8 +33,11 @@ class Command(BaseCommand):
         "an installed model package). New memory vectors are built in a side table while searches "
         "and stores keep using the live model; at the end one transaction switches the vectors and "
         "the live model, which running processes follow within seconds, then procedure patterns are "
-        "re-embedded in place. An interrupted run resumes where it stopped. Dry run by default: "
-        "prints what it would do; --apply acts."
+        "re-embedded in place. An interrupted run resumes where it stopped. A model whose vectors have "
+        "another width than the vector columns needs --apply --resize: the columns become the "
+        "model's width first (every stored vector is dropped; vector search answers from full text "
+        "only until the re-embedding finishes). Dry run by default: prints what it would do; "
+        "--apply acts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -40,6 +45,13 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="build and switch (default: dry run)")
         parser.add_argument("--batch-size", type=int, default=256, help="texts per embedding call")
         parser.add_argument("--no-switch", action="store_true", help="build the new vectors only")
+        parser.add_argument(
+            "--resize",
+            action="store_true",
+            help="with --apply, when the model's vectors have another width than the vector columns: "
+            "resize every model vector column to it (all tenants; the old vectors are dropped, the "
+            "embedding cache emptied), make the model live, then re-embed",
+        )
         parser.add_argument(
             "--tokens",
             action="store_true",
@@ -65,9 +77,25 @@ class Command(BaseCommand):
             f"target model {model}: {current} memories already use it, {built} new vectors built, "
             f"{pending} to embed; {procedures_pending} procedure patterns to embed"
         )
+        columns, width = vector_columns_width(), model_width(model)
+        resize = columns != width
+        if resize:
+            self._resize_plan(columns, width, tenant=tenant)
         if not options["apply"]:
-            self.stdout.write("dry run: nothing written (use --apply)")
+            self.stdout.write("dry run: nothing written (use --apply" + (" --resize)" if resize else ")"))
             return
+        if resize:
+            if not options["resize"]:
+                raise CommandError(
+                    f"{model} gives {width}-dimensional vectors and the vector columns hold {columns}: "
+                    "rerun with --apply --resize (docs/OPERATIONS.md, 'A model of another size')"
+                )
+            report = vector_columns_resize(dimensions=width, model=model)
+            self.stdout.write(
+                f"resized the vector columns from {report.before} to {report.after} "
+                f"(indexes rebuilt: {', '.join(report.indexes)}; {report.cache_entries} cache entries "
+                f"and {report.side_rows} side-table vectors dropped); {model} is live"
+            )
         # Searches and stores keep the live model until the switch, whatever this process's setting.
         # Without a registry row the live model is the setting here, i.e. the target: the rows'
         # most common label is what the other processes still use.
@@ -105,6 +133,20 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"re-embedded {patterns} procedure patterns; consider `manage.py rebuild_indexes --apply`"
+        )
+
+    def _resize_plan(self, columns: int | None, width: int, *, tenant: Any) -> None:
+        if tenant is not None:
+            raise CommandError(
+                f"the model's vectors are {width}-dimensional and the vector columns {columns}: a "
+                "resize changes every tenant's columns, so it runs without --tenant"
+            )
+        self.stdout.write(
+            f"the vector columns will be resized from {columns} to {width} (--apply --resize): every "
+            "stored vector is dropped (another width cannot be converted), "
+            f"{EmbeddingCacheEntry.objects.count()} embedding cache entries are deleted, each table "
+            "is rewritten under an exclusive lock, and vector search answers from full text only "
+            "until the re-embedding below finishes"
         )
 
     def _tokens(self, tenant: Any, *, apply: bool) -> None:

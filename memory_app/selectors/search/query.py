@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory_app.conf import search_config
 from memory_app.db import fetch_all, vector_from_binary, vector_literal
-from memory_app.embeddings import EmbeddingJob, embed_texts_begin
+from memory_app.embeddings import EmbeddingJob, embed_texts_begin, vector_dimensions
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
 from memory_app.judge.calibration.params import load_calibration
@@ -415,7 +415,7 @@ def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.n
 
 
 def _embedding_matrix(members: list[TextRow]) -> np.ndarray:
-    dim = next((len(m.embedding) for m in members if m.embedding is not None), 384)
+    dim = next((len(m.embedding) for m in members if m.embedding is not None), vector_dimensions())
     matrix = np.zeros((len(members), dim), dtype=np.float32)
     for row, m in enumerate(members):
         if m.embedding is not None:

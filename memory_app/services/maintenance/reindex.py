@@ -6,21 +6,35 @@
    rows whose next vector exists for this model and text are skipped.
 2. `reindex_switch` copies the new vectors over the live ones in ONE transaction and empties the
    side table; rows written by the API during the build are caught up first.
+
+A model of another width first needs `vector_columns_resize`: every column holding the model's
+vectors becomes `vector(N)` (the old vectors cannot be converted and are dropped), then the same
+build and switch fill them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
+from psycopg import sql
 
-from memory_app.db import execute
+from memory_app.db import column_indexes, execute, vector_column_dimensions
 from memory_app.embeddings.active import active_model_forget
-from memory_app.models import ActiveEmbeddingModel, Memory, MemoryTokens, Procedure, ReindexVector, Tenant
+from memory_app.models import (
+    ActiveEmbeddingModel,
+    EmbeddingCacheEntry,
+    Memory,
+    MemoryTokens,
+    Procedure,
+    ReindexVector,
+    Tenant,
+)
 from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows, token_conflict_key
 
 logger = logging.getLogger(__name__)
@@ -165,3 +179,74 @@ def reindex_procedures(
         if on_batch:
             on_batch(len(batch))
     return done
+
+
+# Every vector column holding the embedding model's vectors: resized together. Not among them: the
+# cache's proxy_embedding (the packaged MiniLM's vectors whatever the model, embeddings/cache/near.py)
+# and surface_sketch (512 hashed dimensions, embeddings/cache/sketch.py), and the judge's token
+# vectors (MiniLM's, stored as bytes in MemoryTokens).
+MODEL_VECTOR_COLUMNS: tuple[tuple[type[models.Model], str], ...] = (
+    (Memory, "embedding"),
+    (ReindexVector, "embedding"),
+    (Procedure, "pattern_embedding"),
+    (EmbeddingCacheEntry, "embedding"),
+)
+
+
+@dataclass
+class ResizeReport:
+    before: int | None
+    after: int
+    indexes: list[str] = field(default_factory=list)
+    cache_entries: int = 0
+    side_rows: int = 0
+
+
+def vector_columns_width() -> int | None:
+    """The model vector columns' width as the catalog has it now (the memory table's column)."""
+    return vector_column_dimensions(Memory._meta.db_table, "embedding")
+
+
+@transaction.atomic
+def vector_columns_resize(*, dimensions: int, model: str) -> ResizeReport:
+    """Make every model vector column `vector(dimensions)` and `model` the live one, in one
+    transaction: the indexes on those columns are dropped and built again (on empty columns: at
+    once), every stored vector becomes NULL (another width cannot be converted), the rows that cannot
+    be NULL (the embedding cache, the reindex side table) are deleted, and the registry names
+    `model` for every tenant. Each table is rewritten under an exclusive lock, so reads and writes
+    of these tables wait for the commit. Afterwards `reindex_build` and `reindex_switch` (and the
+    embedding sweep, for active rows) fill the vectors."""
+    report = ResizeReport(before=vector_columns_width(), after=dimensions)
+    # ALTER TABLE and CREATE INDEX refuse a table with pending trigger events: the deferred
+    # foreign-key checks of rows the caller's transaction wrote.
+    execute("SET CONSTRAINTS ALL IMMEDIATE")
+    report.side_rows = execute(f"DELETE FROM {ReindexVector._meta.db_table}")
+    report.cache_entries = execute(f"DELETE FROM {EmbeddingCacheEntry._meta.db_table}")
+    for owner, column in MODEL_VECTOR_COLUMNS:
+        table = owner._meta.db_table
+        indexes = column_indexes(table, column)
+        for name, _ in indexes:
+            execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        execute(
+            sql.SQL("ALTER TABLE {} ALTER COLUMN {} TYPE vector({}) USING NULL").format(
+                sql.Identifier(table), sql.Identifier(column), sql.Literal(int(dimensions))
+            )
+        )
+        for name, definition in indexes:
+            execute(definition)
+            report.indexes.append(name)
+    ActiveEmbeddingModel.objects.update_or_create(
+        tenant=None, defaults={"model": model, "switched_at": timezone.now()}
+    )
+    ActiveEmbeddingModel.objects.filter(tenant__isnull=False).delete()
+    # This process at once (its next read sees this transaction), the others within seconds.
+    active_model_forget()
+    transaction.on_commit(active_model_forget)
+    logger.info(
+        "reindex: vector columns resized from %s to %d for %s (indexes rebuilt: %s)",
+        report.before,
+        dimensions,
+        model,
+        ", ".join(report.indexes),
+    )
+    return report

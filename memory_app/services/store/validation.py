@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from memory_app.conf import store_config
-from memory_app.db.vectors import DIMENSIONS
+from memory_app.embeddings import vector_dimensions
 from memory_app.errors import ApplicationError
 from memory_app.models.memory import MemoryKind
 from memory_app.services.store.types import MemoryInput
@@ -102,8 +102,9 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
         errors["metadata"] = problems
     if item.embedding is not None:
         vector = np.asarray(item.embedding, dtype=np.float32)
-        if vector.shape != (DIMENSIONS,) or not np.isfinite(vector).all():
-            errors["embedding"] = [f"Must be {DIMENSIONS} finite numbers."]
+        width = vector_dimensions()
+        if vector.shape != (width,) or not np.isfinite(vector).all():
+            errors["embedding"] = [f"Must be {width} finite numbers."]
         elif not np.linalg.norm(vector) > 0:
             errors["embedding"] = ["Must not be the zero vector (it has no cosine distance)."]
     return errors
