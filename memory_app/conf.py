@@ -85,6 +85,8 @@ class StoreConfig:
     metadata_max_depth: int
     metadata_max_keys: int
     metadata_max_key_chars: int
+    # Reads' access counts are written by a background thread this often; 0: at once (store/access.py).
+    access_flush_seconds: float
 
 
 @_read_once
@@ -102,6 +104,7 @@ def store_config() -> StoreConfig:
         metadata_max_depth=settings.MEMORY_METADATA_MAX_DEPTH,
         metadata_max_keys=settings.MEMORY_METADATA_MAX_KEYS,
         metadata_max_key_chars=settings.MEMORY_METADATA_MAX_KEY_CHARS,
+        access_flush_seconds=settings.MEMORY_ACCESS_FLUSH_SECONDS,
     )
 
 

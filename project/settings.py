@@ -357,6 +357,8 @@ MEMORY_METADATA_MAX_BYTES = env_int("MEMORY_METADATA_MAX_BYTES", 16384, minimum=
 MEMORY_METADATA_MAX_DEPTH = env_int("MEMORY_METADATA_MAX_DEPTH", 32, minimum=1, maximum=64)
 MEMORY_METADATA_MAX_KEYS = env_int("MEMORY_METADATA_MAX_KEYS", 256, minimum=1, maximum=100_000)
 MEMORY_METADATA_MAX_KEY_CHARS = env_int("MEMORY_METADATA_MAX_KEY_CHARS", 128, minimum=1, maximum=10_000)
+# Access counts of reads are added up per process and written every this many seconds (0: at once).
+MEMORY_ACCESS_FLUSH_SECONDS = env_float("MEMORY_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0, maximum=300.0)
 
 # --- Search candidates (selectors/search/candidates.py; see docs/PERFORMANCE.md for how these were set) ---
 # Scopes up to this many rows are searched exactly (B-tree selection, exact distance order).

@@ -29,7 +29,7 @@ from memory_app.judge.llm import LLMJudge
 from memory_app.judge.merge import lost_facts
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
-from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search.query import SearchFilters, memory_search
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
@@ -115,7 +115,6 @@ def stream_recall(
             query=question.question,
             filters=SearchFilters(namespace=namespace_of(question.conversation)),
             limit=max(KS),
-            options=SearchOptions(touch=False),
         )
         ranked = [set().union(*(run.dia_ids.get(i, set()) for i in hit.member_ids)) for hit in result.hits]
         for k in KS:

@@ -28,9 +28,10 @@ from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.conf import context_config
 from memory_app.db_routing import run_read
-from memory_app.selectors.context.turn import ContextRequest, context_all
+from memory_app.selectors.context.turn import ContextRequest, context_all, shown_memory_ids
 from memory_app.selectors.stats.counts import stats_get
 from memory_app.services.kinds.interactions import InteractionInput, interaction_store
+from memory_app.services.store.access import memory_access_record
 
 
 class PartErrorSerializer(serializers.Serializer):
@@ -231,11 +232,16 @@ class ContextAllApi(APIView):
         data.is_valid(raise_exception=True)
         tenant = tenant_of(request)
 
+        shown: list[int] = []
+
         def context() -> Any:
             result = context_all(tenant=tenant, request=ContextRequest(**data.validated_data))
+            shown[:] = shown_memory_ids(result)
             return represent(self.ContextAllOutputSerializer, result)
 
-        return Response(read_with_consistency(request, context))
+        answer = read_with_consistency(request, context)
+        memory_access_record(tenant=tenant, memory_ids=shown)
+        return Response(answer)
 
 
 class InteractionsApi(APIView):

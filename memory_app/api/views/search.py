@@ -28,6 +28,7 @@ from memory_app.selectors.context.injection import memory_context
 from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search.options import MODES
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
+from memory_app.services.store.access import memory_access_record
 
 MAX_QUERY_CHARS = 4000
 
@@ -164,6 +165,8 @@ class MemorySearchApi(APIView):
         fields = memory_fields_parse(values["fields"]) if "fields" in values else None
         tenant = tenant_of(request)
 
+        shown: list[int] = []
+
         def search() -> dict[str, Any]:
             result = memory_search(
                 tenant=tenant,
@@ -175,6 +178,7 @@ class MemorySearchApi(APIView):
                 time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
+            shown[:] = [i for hit in result.hits for i in hit.member_ids]
             body = {
                 "mode": result.mode,
                 "count": len(result.hits),
@@ -188,7 +192,9 @@ class MemorySearchApi(APIView):
                     hit["memory"] = memory_trimmed(hit["memory"], fields)
             return data
 
-        return Response(read_with_consistency(request, search))
+        answer = read_with_consistency(request, search)
+        memory_access_record(tenant=tenant, memory_ids=shown)
+        return Response(answer)
 
 
 class ContextFactSerializer(serializers.Serializer):
@@ -268,6 +274,8 @@ class ContextApi(APIView):
         values = data.validated_data
         tenant = tenant_of(request)
 
+        shown: list[int] = []
+
         def context() -> dict[str, Any]:
             result = memory_context(
                 tenant=tenant,
@@ -280,6 +288,7 @@ class ContextApi(APIView):
                 time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
+            shown[:] = [i for fact in result.facts for i in fact.member_ids]
             body = {
                 "context": result.text,
                 "tokens": result.tokens,
@@ -290,4 +299,6 @@ class ContextApi(APIView):
             }
             return represent(self.ContextOutputSerializer, body)
 
-        return Response(read_with_consistency(request, context))
+        answer = read_with_consistency(request, context)
+        memory_access_record(tenant=tenant, memory_ids=shown)
+        return Response(answer)

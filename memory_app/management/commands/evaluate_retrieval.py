@@ -82,7 +82,6 @@ class Command(BaseCommand):
                 lexical=options["lexical"],
                 fusion=options["fusion"],
                 vector_weight=options["vector_weight"],
-                touch=False,
             )
             modes = MODES if options["mode"] == "all" else (options["mode"],)
             report: dict[str, Any] = {"file": str(path), "turns": len(turns), "modes": {}}

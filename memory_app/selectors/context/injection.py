@@ -11,7 +11,7 @@ from memory_app.embeddings.tokens import count_tokens
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval.packing import pack
 from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql
-from memory_app.selectors.search.query import SearchOptions, TimeQuery, memory_search, touch_after_commit
+from memory_app.selectors.search.query import TimeQuery, memory_search
 from memory_app.selectors.search.time_window import AppliedWindow
 from memory_app.selectors.search.types import SearchFilters
 
@@ -88,7 +88,6 @@ def memory_context(
             query=text,
             filters=filters,
             limit=context_config().candidates,
-            options=SearchOptions(touch=False),
             time_query=time_query,
         )
         degraded = tuple(result.degraded)
@@ -116,8 +115,6 @@ def memory_context(
         header=HEADER,
     )
     used = [facts[i] for i in packed.indices]
-    if used:
-        touch_after_commit(tenant=tenant, ids=[i for fact in used for i in fact.member_ids])
     return ContextResult(
         text=packed.text, facts=used, tokens=packed.tokens, query=text, degraded=degraded, time_window=window
     )

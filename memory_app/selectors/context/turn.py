@@ -357,6 +357,16 @@ def context_all(*, tenant: Tenant, request: ContextRequest) -> ContextResult:
     return result
 
 
+def shown_memory_ids(result: ContextResult) -> list[int]:
+    """The long-term memories the answer shows (episodic and semantic parts, each with the rows a
+    collapsed line stands for): what counts as accessed."""
+    ids: list[int] = []
+    for part in (result.episodic, result.semantic):
+        for item in (part or {}).get("memories", ()):
+            ids += [item["id"], *item.get("member_ids", ())]
+    return ids
+
+
 def _compose(found: dict[str, Part], budget: int) -> Composed:
     return compose(
         {

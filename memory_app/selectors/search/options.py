@@ -31,7 +31,6 @@ class SearchOptions:
     vector_weight: float | None = None
     lexical: str | None = None
     candidates: int | None = None
-    touch: bool = True  # count an access for each returned row
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,6 @@ class ResolvedOptions:
     vector_weight: float
     lexical: str
     candidates: int
-    touch: bool
 
 
 def _defaults() -> ResolvedOptions:
@@ -72,7 +70,6 @@ def _defaults() -> ResolvedOptions:
         vector_weight=config.vector_weight,
         lexical=config.lexical,
         candidates=config.candidates,
-        touch=True,
     )
 
 

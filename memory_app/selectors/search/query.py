@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import transaction
 from django.utils import timezone
 
 from memory_app.conf import search_config
@@ -41,7 +40,6 @@ from memory_app.selectors.search.time_window import (
 )
 from memory_app.selectors.search.types import Candidate, SearchFilters
 from memory_app.selectors.store.tokens import memory_tokens_source
-from memory_app.services.store.memories import memory_touch
 
 log = logging.getLogger(__name__)
 DAY = 86400.0
@@ -53,7 +51,6 @@ __all__ = [
     "SearchResult",
     "TimeQuery",
     "memory_search",
-    "touch_after_commit",
 ]
 
 
@@ -297,8 +294,6 @@ def memory_search(
         hit.lexical_score = lexical_scores.get(hit.memory.pk)
         hit.relevance = fused.get(hit.memory.pk) if absolute else None
         hit.memory.embedding = None  # callers never need the vector: never load it lazily either
-    if opts.touch and hits:
-        touch_after_commit(tenant=tenant, ids=[i for hit in hits for i in hit.member_ids])
     stats = {
         "candidates": len(ids),
         "vector_candidates": len(vector),
@@ -455,15 +450,3 @@ def _post_process(
     if outcome.stats is not None:
         log.info(outcome.stats.message())
     return outcome.entries
-
-
-def touch_after_commit(*, tenant: Tenant, ids: list[int]) -> None:
-    """One UPDATE for all returned rows, after the surrounding transaction commits (or now)."""
-
-    def touch() -> None:
-        try:
-            memory_touch(tenant=tenant, memory_ids=ids)
-        except Exception as exc:  # counting an access must never fail a read
-            log.warning("access count update failed: %s", exc)
-
-    transaction.on_commit(touch)

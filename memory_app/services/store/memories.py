@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -78,35 +78,44 @@ def memory_insert(**fields: Any) -> Memory:
 
 
 def memory_touch(*, tenant: Tenant, memory_ids: Sequence[int]) -> int:
-    """Count an access for each id: one UPDATE for the batch, not a write per row.
+    """Count an access for each id now (once per distinct id); the number of rows counted."""
+    return memory_touch_counts(tenant_id=tenant.pk, counts=dict.fromkeys(memory_ids, 1))
 
-    The rows are locked in id order first: two concurrent searches returning overlapping rows in
+
+def memory_touch_counts(*, tenant_id: int, counts: Mapping[int, int], at: datetime | None = None) -> int:
+    """Add `counts[id]` accesses to each row: one UPDATE for the batch, not a write per row.
+
+    The rows are locked in id order first: two concurrent writers counting overlapping rows in
     different orders would otherwise deadlock (PostgreSQL breaks it after deadlock_timeout, 1 s,
     and one of the counts is lost); in one order the second simply waits for the first.
 
-    Run on its own (after a search committed), it is one statement and one round trip, its own
-    implicit transaction, whose commit does not wait for the WAL flush (the setting made in the same
-    statement lasts until that commit): an access count is a statistic, and a read should not pay
-    a disk sync for it, nor four round trips (BEGIN, the setting, the UPDATE, COMMIT). Inside a
-    caller's transaction the caller's durability is left alone.
+    Run on its own, it is one statement and one round trip, its own implicit transaction, whose
+    commit does not wait for the WAL flush (the setting made in the same statement lasts until that
+    commit): an access count is a statistic, and a read should not pay a disk sync for it, nor four
+    round trips (BEGIN, the setting, the UPDATE, COMMIT). Inside a caller's transaction the
+    caller's durability is left alone.
     """
-    if not memory_ids:
+    if not counts:
         return 0
+    ids = sorted(counts)
     table = Memory._meta.db_table
     asynchronous = "" if connection.in_atomic_block else ", set_config('synchronous_commit', 'off', true)"
     row = fetch_one(
         f"""
             WITH touched AS (
-                UPDATE {table} AS m SET access_count = m.access_count + 1, last_accessed_at = %s
+                UPDATE {table} AS m
+                SET access_count = m.access_count + v.n,
+                    last_accessed_at = greatest(m.last_accessed_at, %s)
                 FROM (
                     SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
                 ) AS locked
+                JOIN unnest(%s::int[], %s::int[]) AS v(id, n) ON v.id = locked.id
                 WHERE m.id = locked.id
                 RETURNING m.id
             )
             SELECT count(*){asynchronous} FROM touched
             """,
-        [timezone.now(), tenant.pk, list(memory_ids)],
+        [at or timezone.now(), tenant_id, ids, ids, [counts[i] for i in ids]],
         using=DEFAULT_DB_ALIAS,  # a write: the primary, even inside a read block
     )
     return int(row[0]) if row else 0
