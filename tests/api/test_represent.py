@@ -60,3 +60,33 @@ def test_threads_share_one_serializer_and_each_gets_its_own_body() -> None:
     for thread in threads:
         thread.join()
     assert {pk: body["text"] for pk, body in bodies.items()} == {m.pk: m.text for m in memories}
+
+
+def test_a_memory_is_represented_as_drfs_generic_walk_represents_it() -> None:
+    from datetime import UTC, datetime
+
+    from rest_framework import serializers
+
+    tenant = TenantFactory()
+    old = MemoryFactory(tenant=tenant, text="User lives in Oslo")
+    new = MemoryFactory(
+        tenant=tenant,
+        text="User moved to Bergen 🏔️ in 2024",
+        topics=["home", "moves"],
+        entities=["Bergen"],
+        metadata={"nested": {"a": [1, 2.5, None, True]}, "said_at": "2024-05-01"},
+        event_date=datetime(2024, 5, 1, 12, 30, tzinfo=UTC),
+        expires_at=datetime(2030, 1, 1, tzinfo=UTC),
+        confidence=0.25,
+        pinned=True,
+    )
+    old.superseded_by = new
+    old.status = "superseded"
+    old.save()
+    memory_supersedes_attach(tenant=tenant, memories=[old, new])
+    serializer = MemoryOutputSerializer()
+    for memory in (old, new):
+        generic = serializers.ModelSerializer.to_representation(serializer, memory)
+        assert json.dumps(serializer.to_representation(memory), default=str) == json.dumps(
+            generic, default=str
+        )
