@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from memory_app.extraction.dates import looks_ahead, resolve_event_date
+from memory_app.extraction.rules import not_calendar
 
 _REACTION_WORDS = """
     thanks thank thx ty appreciate appreciated welcome wow whoa woah omg oh ah aw aww awww ooh yay
@@ -67,11 +68,6 @@ def is_small_talk(text: str) -> bool:
 # extraction/conversation.py, which imports this module).
 _NAME = re.compile(r"\b[A-Z][a-zA-Z'-]+\b")
 _OPENS = re.compile(r"^\W*$")
-_CALENDAR = re.compile(
-    r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|"
-    r"june|july|august|september|october|november|december)(?:'s)?$",
-    re.I,
-)
 _PRONOUN_I = frozenset({"I'm", "I've", "I'd", "I'll"})
 
 
@@ -92,7 +88,7 @@ def names_someone(sentence: str) -> bool:
         word = m.group(0)
         if _OPENS.match(sentence[: m.start()]) or word.lower() in ENGLISH_STOP_WORDS:
             continue
-        if word in _PRONOUN_I or _CALENDAR.match(word):
+        if word in _PRONOUN_I or not not_calendar({word}):
             continue
         if not _is_address(sentence, m.start(), m.end()):
             return True
@@ -120,7 +116,7 @@ _POSSESSIVE = re.compile(r"\b(?:my|your|our)\s+([a-z]+)", re.I)
 
 
 def owns_something(sentence: str) -> bool:
-    """"my", "your" or "our" before a content word, outside "what's your ..."."""
+    """ "my", "your" or "our" before a content word, outside "what's your ..."."""
     for m in _POSSESSIVE.finditer(sentence):
         if _ASKS_ABOUT.search(sentence[: m.start()]):
             continue
@@ -132,13 +128,13 @@ def owns_something(sentence: str) -> bool:
 # The irregular past tenses of the commonest English verbs: a closed class that no library in the
 # project lists (regular ones are found by their "-ed"). Forms that double as the present or the
 # participle of a question ("put", "read", "come") are left out.
-_IRREGULAR_PAST = frozenset(
-    """
+_IRREGULAR_PAST_WORDS = """
     had got went made saw took came gave found bought told said met left won ran wrote began
     brought caught felt fell flew forgot grew heard held kept knew lost meant paid sang sat slept
     sold sent spent spoke stood taught thought threw understood woke wore drove ate drank swam
-    rode chose broke built""".split()
-)
+    rode chose broke built
+"""
+_IRREGULAR_PAST = frozenset(_IRREGULAR_PAST_WORDS.split())
 # After an inverted "be" or "have" ("have you tried", "were you surprised") the participle belongs
 # to the question; the forms of the two auxiliaries are a closed class.
 _INVERTED = frozenset({"am", "is", "are", "was", "were", "be", "been", "have", "has", "had"})
@@ -155,7 +151,7 @@ def _past(verb: str) -> bool:
 
 
 def says_what_someone_did(sentence: str) -> bool:
-    """"I", "we" or "you" then a past-tense verb, not after an inverted "be" or "have"; or a question
+    """ "I", "we" or "you" then a past-tense verb, not after an inverted "be" or "have"; or a question
     word, a past-tense verb and "you"."""
     sentence = sentence.replace("\u2019", "'")
     for m in _PERSON_THEN.finditer(sentence):
