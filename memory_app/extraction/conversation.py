@@ -6,8 +6,9 @@ is kept as said: "Speaker: words", its neighbouring messages as `context` (the l
 time. The rule extractor then adds the statements it is sure of, about the right person: first
 person ("I love hiking") is about the speaker, second person ("Your kids are adorable") about the
 person addressed. An assistant's or tool's words only serve as context: they are not evidence about
-anyone. Small talk ("Thanks!") and questions ("What should I cook tonight?") are left out
-(extraction/smalltalk.py): they stay in the session's short-term memory.
+anyone. Small talk ("Thanks!") and questions that carry no fact ("What should I cook tonight?") are left
+out (extraction/smalltalk.py): they stay in the session's short-term memory. A question that
+presupposes something ("How was your trip to Paris last week?") is kept.
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def rule_facts(messages: Sequence[ChatMessage], index: int) -> list[MemoryDraft]
 
 
 def message_memory(messages: Sequence[ChatMessage], index: int, *, max_chars: int) -> MemoryDraft | None:
-    """Message `index` kept as said, or None for questions, small talk and non-human roles."""
+    """Message `index` kept as said, or None for empty questions, small talk and non-human roles."""
     message = messages[index]
     if message.role not in HUMAN_ROLES or not message.content.strip() or states_nothing(message.content):
         return None
