@@ -17,7 +17,7 @@ from memory_app.embeddings.active import active_model, vector_dimensions
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache.lookup import cached_embed_begin
 from memory_app.embeddings.cache.stats import BatchCounts, stats_record
-from memory_app.embeddings.local import model_dimensions
+from memory_app.embeddings.local import model_dimensions, model_fits
 from memory_app.embeddings.providers import get_provider
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
@@ -99,6 +99,10 @@ def embed_texts_begin(
     if model is None:
         model = embedding_model_name(tenant) if tenant is not None else configured_model_name()
     provider = get_provider(model)
+    if tenant is not None:
+        # Vectors for a tenant's rows or queries: the model must fit the vector columns (a local
+        # model has its own width). The tenant-less tools (calibration, evaluation) need no table.
+        model_fits(provider.model, provider.dimensions, vector_dimensions())
     if not items:
         return _Ready(np.zeros((0, provider.dimensions), dtype=np.float32))
     if embeddings_config().cache_enabled:

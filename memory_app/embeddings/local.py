@@ -149,10 +149,9 @@ def model_dimensions(name: str) -> int:
     return int(dimension() if dimension else model.get_sentence_embedding_dimension())
 
 
-def model_fits(name: str, columns: int) -> None:
-    """Refuses a model whose vectors the vector columns (`columns` wide) cannot hold, naming the
-    command that resizes them."""
-    size = model_dimensions(name)
+def model_fits(name: str, size: int, columns: int) -> None:
+    """Refuses a model whose vectors (`size` wide) the vector columns (`columns` wide) cannot hold,
+    naming the command that resizes them."""
     if size != columns:
         raise ApplicationError(
             f"embedding model {name!r} has {size} dimensions; the vector columns have {columns}: "

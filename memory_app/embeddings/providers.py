@@ -15,7 +15,13 @@ import numpy as np
 from memory_app.conf import OpenAIEmbeddingConfig, embeddings_config
 from memory_app.embeddings import health
 from memory_app.embeddings.active import vector_dimensions
-from memory_app.embeddings.local import DEFAULT_MODEL, local_batcher, local_embed, model_embed, model_fits
+from memory_app.embeddings.local import (
+    DEFAULT_MODEL,
+    local_batcher,
+    local_embed,
+    model_dimensions,
+    model_embed,
+)
 
 
 class EmbeddingProvider(Protocol):
@@ -48,7 +54,6 @@ class LocalProvider:
     def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
         """Start the forward pass and return a function that waits for its rows: with batching the
         pass runs on the batcher's thread while the caller goes on (a search reads full text)."""
-        model_fits(self.model, self.dimensions)
         if self.model != DEFAULT_MODEL:  # another local model: its own pass, on torch, unbatched
             rows = model_embed(self.model, texts)
             return lambda: rows
@@ -68,8 +73,11 @@ _providers: dict[tuple[str, str, int, OpenAIEmbeddingConfig], EmbeddingProvider]
 
 def _settings_key(model: str | None) -> tuple[str, str, int, OpenAIEmbeddingConfig]:
     config = embeddings_config()
-    # The columns' width is part of the key: after a resize the next call builds a provider of it.
-    return (config.provider, model or config.model, vector_dimensions(), config.openai)
+    # OpenAI is asked for the columns' width, so the width is part of its key: after a resize the
+    # next call builds a provider of it. A local model has its own width, read from the model (and
+    # checked against the columns where vectors are written), so tools with no database embed too.
+    width = 0 if config.provider == "local" else vector_dimensions()
+    return (config.provider, model or config.model, width, config.openai)
 
 
 def get_provider(model: str | None = None) -> EmbeddingProvider:
@@ -145,4 +153,4 @@ def _build_inner(key: tuple[str, str, int, OpenAIEmbeddingConfig]) -> EmbeddingP
             max_retries=openai.max_retries,
             backoff_seconds=openai.backoff_seconds,
         )
-    return LocalProvider(model=model, dimensions=dimensions)
+    return LocalProvider(model=model, dimensions=model_dimensions(model))

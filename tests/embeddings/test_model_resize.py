@@ -158,7 +158,7 @@ def test_the_packaged_model_is_refused_while_the_columns_have_another_width(
     reindex(tiny48, "--apply", "--resize")
     assert f"resized from {WIDTH} to 384" in reindex(MINILM)
     with pytest.raises(ApplicationError, match="--resize"):
-        embed_texts(["User likes tea"], tenant=None, model=MINILM)
+        embed_texts(["User likes tea"], tenant=tenant_a.tenant, model=MINILM)
 
 
 def test_an_export_of_the_old_width_is_refused_by_an_import_after_the_resize(
