@@ -114,6 +114,8 @@ def lost_facts(kept: str, source: str, *, words: bool = True) -> list[str]:
 
 def _amount_word(word: str, amounts: Sequence[tuple[int, int]], text: str) -> bool:
     """A unit or currency word of an amount the kept text states in another notation."""
+    if not amounts:
+        return False
     for match in _WORD.finditer(text):
         if tn.stem(match.group(0).casefold()) == word and any(lo <= match.start() < hi for lo, hi in amounts):
             return True

@@ -448,6 +448,7 @@ class _Comparable:
     by_first: dict[str, tuple[str, ...]]  # shared root and short form need the same first letter
     words: frozenset[str]
     slips: frozenset[str]  # each word long enough for a slip with a letter dropped or two swapped
+    lengths: frozenset[int]  # of the words long enough for a slip
 
 
 def _slips(word: str) -> set[str]:
@@ -468,7 +469,8 @@ def _comparable(others: frozenset[str]) -> _Comparable:
         by_first.setdefault(other[:1], []).append(other)
         if len(other) >= _TYPO_FROM:
             slips |= _slips(other)
-    return _Comparable({k: tuple(v) for k, v in by_first.items()}, others, frozenset(slips))
+    lengths = frozenset(len(o) for o in others if len(o) >= _TYPO_FROM)
+    return _Comparable({k: tuple(v) for k, v in by_first.items()}, others, frozenset(slips), lengths)
 
 
 def same_word_in(word: str, others: frozenset[str]) -> bool:
@@ -492,10 +494,9 @@ def same_word_in(word: str, others: frozenset[str]) -> bool:
         # `word` is itself one of the others (never a slip of itself): compare it with the rest.
         if any(other != word and spelling_variant(word, other) for other in index.words):
             return True
-    return any(
-        len(shorter) >= _TYPO_FROM and shorter in index.words
-        for shorter in (word[:i] + word[i + 1 :] for i in range(len(word)))
-    )
+    if len(word) - 1 not in index.lengths:
+        return False
+    return any(word[:i] + word[i + 1 :] in index.words for i in range(len(word)))
 
 
 def _initials(words: Sequence[str]) -> str:
