@@ -12,6 +12,7 @@ from memory_app.db import execute_all, insert_sql, mark_saved
 from memory_app.errors import ApplicationError
 from memory_app.models import ClusterMember, DuplicateCluster, KeptApartPair, Memory, Tenant
 from memory_app.models.review import ClusterOrigin, ClusterStatus
+from memory_app.selectors.review import kept_apart_pairs
 from memory_app.services.actors import Actor
 
 
@@ -35,15 +36,6 @@ def pairs_keep_apart(*, tenant: Tenant, pairs: set[tuple[int, int]], actor: Acto
         ],
         ignore_conflicts=True,
     )
-
-
-def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[int, int]]:
-    """The pairs among `memory_ids` that a reviewer already declared different."""
-    ids = list(set(memory_ids))
-    if len(ids) < 2:
-        return set()
-    rows = KeptApartPair.objects.filter(tenant=tenant, memory_low__in=ids, memory_high__in=ids)
-    return set(rows.values_list("memory_low_id", "memory_high_id"))
 
 
 # No savepoint of its own: the write path calls it inside its transaction (scope lock held), where
