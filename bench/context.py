@@ -68,7 +68,7 @@ def queries(rows: int, count: int, common: bool, seed: int) -> list[str]:
 
 
 def time_calls(tenant, texts: list[str]) -> dict:  # type: ignore[no-untyped-def]
-    from memory_app.api.views.coordinator import ContextAllApi
+    from memory_app.api.views.context import ContextAllApi
     from memory_app.selectors.context.turn import ContextRequest, context_all
 
     latencies, tokens = [], []

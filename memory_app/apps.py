@@ -11,3 +11,17 @@ class MemoryAppConfig(AppConfig):
         from memory_app.api.schema import schema_extensions_load
 
         schema_extensions_load()
+        self.word_model_connect()
+
+    @staticmethod
+    def word_model_connect() -> None:
+        """The judge's word alignment runs the embeddings package's local model, and the local
+        model's passes hand their token vectors to the judge's encoder: wired here, the one module
+        above both, so that the judge (a pure package) imports no embeddings and neither imports
+        the other (pyproject.toml's import contracts)."""
+        # Here, not at the top: the embeddings package imports the models, loadable only now.
+        from memory_app.embeddings.local import forward_pass_listen, local_word_model
+        from memory_app.judge.signals.alignment import offer_forward_pass, word_model_use
+
+        word_model_use(local_word_model)
+        forward_pass_listen(offer_forward_pass)

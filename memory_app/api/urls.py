@@ -2,14 +2,15 @@ from django.urls import path
 
 from memory_app.api.views.agent_profiles import AgentProfileCollectionApi, AgentProfileDetailApi
 from memory_app.api.views.changes import ChangeUndoApi
-from memory_app.api.views.coordinator import ContextAllApi, InteractionsApi, InteractionsBatchApi, StatsApi
+from memory_app.api.views.context import ContextAllApi, ContextApi
 from memory_app.api.views.health import HealthApi, ReadinessApi
+from memory_app.api.views.interactions import InteractionsApi, InteractionsBatchApi
 from memory_app.api.views.memories import MemoryCollectionApi
 from memory_app.api.views.memory_detail import MemoryDetailApi, MemoryFeedbackApi, MemoryLineageApi
 from memory_app.api.views.procedures import ProcedureRecordApi, ProcedureSuggestApi
-from memory_app.api.views.search import ContextApi, MemorySearchApi
+from memory_app.api.views.search import MemorySearchApi
 from memory_app.api.views.sessions import SessionDetailApi, SessionMessagesApi
-from memory_app.api.views.stats import EmbeddingStatsApi
+from memory_app.api.views.stats import EmbeddingStatsApi, StatsApi
 from memory_app.api.views.transfer import ExportApi, ImportApi
 from memory_app.api.views.users import UserMemoriesApi
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memory_app.conf import embeddings_config
+from memory_app.embeddings.forward import hidden_states
 from memory_app.errors import ApplicationError
 
 # The packaged model: the judge's word alignment and its calibration are this model's.
@@ -23,6 +25,37 @@ MINILM_DIMENSIONS = 384
 _lock = threading.Lock()
 _model: Any = None
 _others: dict[str, Any] = {}
+
+# Told of each forward pass of local_embed: (texts, [(input_ids, attention_mask, hidden states) per
+# batch]). apps.py names the judge's token encoder (judge.signals.alignment.offer_forward_pass),
+# so the texts the store path embeds never run the model a second time for the judge's word
+# alignment; a callable, since the judge and the embeddings import neither the other.
+ForwardPassListener = Callable[[Sequence[str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]], None]
+_forward_pass_listener: ForwardPassListener | None = None
+
+
+def forward_pass_listen(listener: ForwardPassListener | None) -> None:
+    global _forward_pass_listener
+    _forward_pass_listener = listener
+
+
+class LocalWordModel:
+    """The packaged model as the judge's word alignment reads it (judge.signals.alignment.WordModel):
+    its tokenizer and the transformer's pass, on the runtime of the moment (embeddings/forward.py)."""
+
+    @property
+    def tokenizer(self) -> Any:
+        return local_model().tokenizer
+
+    def hidden_states(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        return hidden_states(local_model(), batch)
+
+
+_word_model = LocalWordModel()
+
+
+def local_word_model() -> LocalWordModel:
+    return _word_model
 
 
 def local_model() -> Any:
@@ -53,10 +86,8 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
     (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip."""
     if not texts:
         return np.zeros((0, MINILM_DIMENSIONS), dtype=np.float32)
-    # The relation judge's word alignment reads this same pass's token vectors: offered, so the
-    # texts the store path embeds never run the model a second time.
-    from memory_app.embeddings.forward import hidden_states
-    from memory_app.judge.signals.alignment import offer_forward_pass
+    # The relation judge's word alignment reads this same pass's token vectors: offered
+    # (_forward_pass_listener), so the texts the store path embeds never run the model again.
 
     model = local_model()
     stripped = [str(text).strip() for text in texts]
@@ -79,7 +110,9 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         out[picked] = pooled / norms
         rows.append((batch["input_ids"], batch["attention_mask"], hidden))
-    offer_forward_pass(texts, rows)
+    listener = _forward_pass_listener
+    if listener is not None:
+        listener(texts, rows)
     return out
 
 

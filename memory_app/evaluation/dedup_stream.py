@@ -30,6 +30,7 @@ from memory_app.judge.merge import lost_facts
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.search.query import SearchFilters, memory_search
+from memory_app.services.api_keys import tenant_create
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
@@ -157,9 +158,7 @@ def evaluate_stream(
         embed_texts([f.text for f in facts], tenant=None) if facts else []
     )
     tenants = [
-        Tenant.objects.create(
-            name=f"evaluate_dedup stream {name}", slug=f"eval-stream-{uuid.uuid4().hex[:12]}"
-        )
+        tenant_create(name=f"evaluate_dedup stream {name}", slug=f"eval-stream-{uuid.uuid4().hex[:12]}")
         for name in ("dedup", "plain")
     ]
     try:

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_app.models import Memory, Tenant
+from memory_app.models import Memory
 from memory_app.models.memory import MemoryStatus
+from memory_app.services.api_keys import tenant_create
 from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
 from memory_app.services.store.write import memory_store
 
@@ -75,9 +76,7 @@ def judge_outcome(scenario: Scenario, outcomes: list[StoreOutcome], active: list
 
 def evaluate_scenarios(*, scenarios: list[Scenario], judge: str | None = None) -> list[ScenarioResult]:
     """Stores every scenario for its own user in a scratch tenant (deleted afterwards, even on error)."""
-    tenant = Tenant.objects.create(
-        name="evaluate_dedup scenarios", slug=f"eval-scenarios-{uuid.uuid4().hex[:12]}"
-    )
+    tenant = tenant_create(name="evaluate_dedup scenarios", slug=f"eval-scenarios-{uuid.uuid4().hex[:12]}")
     options = StoreOptions(judge=judge)
     results = []
     try:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import F, QuerySet
 
 from memory_app.errors import not_found
-from memory_app.models import DuplicateCluster, Memory, MemoryChange, Tenant
+from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterStatus
-from memory_app.services.review.queue import kept_apart_pairs
 
 NO_VECTORS = ("embedding", "search_vector")
+
+
+def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[int, int]]:
+    """The pairs among `memory_ids` that a reviewer already declared different."""
+    ids = list(set(memory_ids))
+    if len(ids) < 2:
+        return set()
+    rows = KeptApartPair.objects.filter(tenant=tenant, memory_low__in=ids, memory_high__in=ids)
+    return set(rows.values_list("memory_low_id", "memory_high_id"))
 
 
 @dataclass

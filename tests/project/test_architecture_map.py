@@ -65,3 +65,8 @@ def test_the_map_reader_sees_nested_folders_and_stops_at_the_next_top_level_entr
         ]
     )
     assert map_entries(markdown) == {"db/", "db/x/", "conf.py"}
+
+
+def test_the_architecture_document_stays_at_most_500_lines() -> None:
+    # A map the next reader reads whole: detail belongs in the docs it points to.
+    assert len((ROOT / "docs" / "ARCHITECTURE.md").read_text().splitlines()) <= 500

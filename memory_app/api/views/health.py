@@ -14,6 +14,7 @@ from memory_app.api.auth import ApiKeyAuthentication, TenantPrincipal
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictQueryParams
 from memory_app.selectors.health import readiness_report
+from memory_app.services.queue import broker_connect
 
 
 class HealthApi(APIView):
@@ -62,6 +63,8 @@ class ReadinessApi(APIView):
         }
     )
     def get(self, request: Request) -> Response:
-        report = readiness_report(detailed=bool(getattr(request.user, "is_staff", False)))
+        report = readiness_report(
+            detailed=bool(getattr(request.user, "is_staff", False)), broker_connect=broker_connect
+        )
         code = 503 if report["status"] == "unavailable" else 200
         return Response(self.ReadinessOutputSerializer(report).data, status=code)

@@ -1,4 +1,4 @@
-"""`POST /api/v1/memories/search` and `POST /api/v1/context`."""
+"""`POST /api/v1/memories/search`."""
 
 from __future__ import annotations
 
@@ -23,8 +23,6 @@ from memory_app.api.serializers import (
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.models.memory import MemoryKind
-from memory_app.models.shortterm import MessageRole
-from memory_app.selectors.context.injection import memory_context
 from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search.options import MODES
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
@@ -193,112 +191,5 @@ class MemorySearchApi(APIView):
             return data
 
         answer = read_with_consistency(request, search)
-        memory_access_record(tenant=tenant, memory_ids=shown)
-        return Response(answer)
-
-
-class ContextFactSerializer(serializers.Serializer):
-    memory = MemoryOutputSerializer()
-    text = serializers.CharField()
-    score = serializers.FloatField(
-        help_text="similarity x CONTEXT_SIMILARITY_WEIGHT + confidence x the other"
-    )
-    similarity = serializers.FloatField(
-        allow_null=True,
-        help_text=(
-            "relevance to the context on an absolute scale (weighted cosine + BM25, not scaled to the "
-            "best fact); null when ranked by confidence alone or when the search ran on full text only"
-        ),
-    )
-    member_ids = serializers.ListField(child=serializers.IntegerField())
-
-
-class ContextMessageSerializer(StrictSerializer):
-    role = serializers.ChoiceField(choices=MessageRole.choices)
-    content = serializers.CharField(max_length=20_000, allow_blank=True)
-
-
-class ContextApi(APIView):
-    """`POST /api/v1/context`: the facts most worth injecting for a conversation, within a token budget."""
-
-    class ContextInputSerializer(QueryTimeFields, ScopeFields):
-        query = serializers.CharField(
-            required=False, default="", allow_blank=True, max_length=MAX_QUERY_CHARS
-        )
-        # many=True hands max_length to the ListSerializer it builds; the stubs type the child's arguments.
-        messages = ContextMessageSerializer(  # type: ignore[call-arg]
-            many=True, required=False, default=list, max_length=500
-        )
-        user_turns = serializers.IntegerField(required=False, default=3, min_value=1, max_value=50)
-        max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000)
-        model = serializers.CharField(required=False, max_length=100, allow_blank=True)
-        filters = SearchFilterSerializer(required=False)
-
-    class ContextOutputSerializer(serializers.Serializer):
-        # DRF's serializer metaclass moves declared fields off the class, so this field
-        # named "context" does not replace Field.context; the stubs cannot see that.
-        context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
-        tokens = serializers.IntegerField()
-        query = serializers.CharField(allow_blank=True)
-        facts = ContextFactSerializer(many=True)
-        degraded = serializers.ListField(child=serializers.CharField(), help_text="as in search")
-        time_window = time_window_field()
-
-    @extend_schema(
-        summary="Facts to inject for a conversation, within a token budget",
-        description=(
-            "The query, or else the last `user_turns` user messages with the replies after them, is "
-            "searched (dedup on); facts rank by similarity and confidence and are packed as `- fact` "
-            "lines until `max_tokens` (counted with the `model`'s tokenizer) would be exceeded. A fact "
-            "less similar than CONTEXT_RELEVANCE_FLOOR is left out: a query unrelated to every memory "
-            "gets an empty context. Name the user with `user_id` (as in search)."
-        ),
-        parameters=[CONSISTENCY_PARAMETER],
-        request=ContextInputSerializer,
-        responses={200: ContextOutputSerializer},
-        examples=[
-            OpenApiExample(
-                "context for the last turns",
-                request_only=True,
-                value={
-                    "messages": [{"role": "user", "content": "Plan my workouts for next week"}],
-                    "max_tokens": 300,
-                    "user_id": "u1",
-                },
-            )
-        ],
-    )
-    def post(self, request: Request) -> Response:
-        data = self.ContextInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        tenant = tenant_of(request)
-
-        shown: list[int] = []
-
-        def context() -> dict[str, Any]:
-            result = memory_context(
-                tenant=tenant,
-                filters=filters_from(values["filters"]),
-                query=values["query"],
-                messages=[dict(m) for m in values["messages"]],
-                user_turns=values["user_turns"],
-                max_tokens=values.get("max_tokens"),
-                model=values.get("model") or None,
-                time_query=time_query_from(values),
-            )
-            memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
-            shown[:] = [i for fact in result.facts for i in fact.member_ids]
-            body = {
-                "context": result.text,
-                "tokens": result.tokens,
-                "query": result.query,
-                "facts": result.facts,
-                "degraded": list(result.degraded),
-                "time_window": result.time_window,
-            }
-            return represent(self.ContextOutputSerializer, body)
-
-        answer = read_with_consistency(request, context)
         memory_access_record(tenant=tenant, memory_ids=shown)
         return Response(answer)

@@ -1,3 +1,6 @@
+"""`GET /api/v1/stats` (counts per kind, review backlog) and `GET /api/v1/stats/embeddings` (the
+embedding cache's counters)."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -10,6 +13,7 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, ConsistencyParamsSerializer
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.db_routing import run_read
+from memory_app.selectors.stats.counts import stats_get
 from memory_app.selectors.stats.embeddings import embedding_stats
 
 
@@ -55,3 +59,32 @@ class EmbeddingStatsApi(APIView):
             consistency=params.validated_data["consistency"],
         )
         return Response(EmbeddingStatsOutputSerializer({"models": [r.as_dict() for r in rows]}).data)
+
+
+class StatsApi(APIView):
+    """`GET /api/v1/stats?user_id=&session_id=`: counts per kind, procedures, sessions, review backlog."""
+
+    class StatsParamsSerializer(ConsistencyParamsSerializer):
+        user_id = serializers.CharField(required=False, max_length=255)
+        session_id = serializers.CharField(required=False, max_length=255)
+
+    class StatsOutputSerializer(serializers.Serializer):
+        scope = serializers.DictField()
+        memories = serializers.DictField()
+        knowledge_base = serializers.DictField()
+        procedural = serializers.DictField()
+        short_term = serializers.DictField()
+        review_backlog = serializers.IntegerField()
+
+    @extend_schema(
+        parameters=[StatsParamsSerializer, CONSISTENCY_PARAMETER],
+        responses={200: StatsOutputSerializer, 400: ErrorSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        params = self.StatsParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        values = dict(params.validated_data)
+        consistency = values.pop("consistency")
+        tenant = tenant_of(request)
+        report = run_read(lambda: stats_get(tenant=tenant, **values), consistency=consistency)
+        return Response(self.StatsOutputSerializer(report).data)

@@ -13,8 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memory_app.conf import judge_config
-from memory_app.embeddings import configured_model_name
+from memory_app.conf import embeddings_config, judge_config
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +118,9 @@ def _load_file(model: str) -> Calibration:
 def load_calibration(model: str | None = None) -> Calibration:
     """The calibration for `model` (default: the configured embedding model, EMBEDDING_MODEL; the
     store path names the tenant's live one), with settings overrides."""
-    cal = _load_file(model or configured_model_name())
+    # EMBEDDING_MODEL read from the settings, as embeddings.configured_model_name does: the judge
+    # imports no embeddings (a pure package, pyproject.toml's import contracts).
+    cal = _load_file(model or str(embeddings_config().model))
     overrides = judge_config()
     radius, review_below = overrides.candidate_radius, overrides.review_below
     if radius is not None:

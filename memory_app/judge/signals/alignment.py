@@ -9,6 +9,11 @@ The pure part (`coverage`, `Alignment`) works on arrays; `TokenEncoder` runs the
 text and keeps the result in a bounded per-process cache, since a stored text meets many new ones.
 A stored memory's vectors are also kept in the database (models.MemoryTokens): a caller that judges
 stored texts hands the encoder a loader of those rows (`stored_tokens`), consulted before the model.
+
+The judge imports no embeddings (it is a pure package, pyproject.toml's import contracts): the model
+it runs is handed to it as a callable (`word_model_use`, called by memory_app/apps.py with the
+embeddings package's local model), and the embeddings package hands back each forward pass's token
+vectors the same way (`offer_forward_pass`, registered there too).
 """
 
 from __future__ import annotations
@@ -21,12 +26,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from memory_app.embeddings.forward import hidden_states
-from memory_app.embeddings.local import local_model
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.lexicon import NUMBER_WORDS, STOPWORDS
 
@@ -45,6 +48,33 @@ TOKEN_DIMENSIONS = 384
 # those of float16 vectors (bench/token_codec.py; SCALING.md).
 CODE_MAX = 127
 WORD_BYTES = 2 + TOKEN_DIMENSIONS  # a float16 scale and the int8 codes
+
+
+class WordModel(Protocol):
+    """What the encoder reads of the local model: its tokenizer (a Hugging Face fast tokenizer, for
+    word-piece offsets and the vocabulary) and the transformer's last hidden states of a batch that
+    tokenizer made with return_tensors="np"."""
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    def hidden_states(self, batch: dict[str, np.ndarray]) -> np.ndarray: ...
+
+
+_word_model: Callable[[], WordModel] | None = None
+
+
+def word_model_use(provider: Callable[[], WordModel]) -> None:
+    """Names the model the judge's word vectors come from: `provider()` is called at each use, so
+    the model loads on first use and the runtime (ONNX or torch) is the one of that moment."""
+    global _word_model
+    _word_model = provider
+
+
+def word_model() -> WordModel:
+    if _word_model is None:
+        raise RuntimeError("no word model: memory_app's AppConfig.ready() names it (word_model_use)")
+    return _word_model()
 
 
 @dataclass(frozen=True)
@@ -244,7 +274,7 @@ class TokenEncoder:
         return out
 
     def _encode(self, texts: list[str]) -> dict[str, TextTokens]:
-        model = local_model()
+        model = word_model()
         batch = model.tokenizer(
             texts,
             return_offsets_mapping=True,
@@ -255,7 +285,7 @@ class TokenEncoder:
         )
         offsets = batch.pop("offset_mapping")
         mask = batch["attention_mask"].astype(bool)
-        hidden = hidden_states(model, batch)
+        hidden = model.hidden_states(batch)
         return {text: _word_vectors(text, hidden[i], offsets[i], mask[i]) for i, text in enumerate(texts)}
 
     def from_forward_pass(
@@ -265,8 +295,6 @@ class TokenEncoder:
         (input_ids, attention_mask, token_embeddings) of each batch, padded. A text is taken only
         when the pass read exactly the word pieces _encode() would give it (same ids, not
         truncated), so its vectors are the ones the encoder would compute."""
-        from memory_app.embeddings.local import local_model
-
         by_ids: dict[tuple[int, ...], np.ndarray] = {}
         for input_ids, attention, hidden in rows:
             real = attention.astype(bool)
@@ -276,7 +304,7 @@ class TokenEncoder:
         texts = [text for text in texts if len(text) <= 16 * self.max_tokens]
         if not texts or not by_ids:
             return {}
-        encoded = local_model().tokenizer(list(texts), return_offsets_mapping=True, truncation=False)
+        encoded = word_model().tokenizer(list(texts), return_offsets_mapping=True, truncation=False)
         found = {}
         for text, ids, offsets in zip(texts, encoded["input_ids"], encoded["offset_mapping"], strict=True):
             states = by_ids.get(tuple(ids))
@@ -319,7 +347,8 @@ def token_encoder() -> TokenEncoder:
 
 
 def offer_forward_pass(texts: Sequence[str], rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-    """After the sentence model's pass over `texts` (embeddings/local.py): hands the content-word
+    """After the sentence model's pass over `texts` (embeddings/local.py, which apps.py points at
+    this function): hands the content-word
     vectors that pass computed, `rows` of (input_ids, attention_mask, hidden states) per batch, to
     the token encoder, so a text the store path embeds is never run again for the judge."""
     encoder = token_encoder()

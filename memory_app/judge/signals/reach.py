@@ -11,6 +11,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memory_app.judge.signals.alignment import word_model
 from memory_app.judge.signals.lexicon import STOPWORDS
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -42,9 +43,7 @@ _VOCABULARY_SHARE = 0.6
 
 @lru_cache(maxsize=1)
 def _vocabulary() -> frozenset[str]:
-    from memory_app.embeddings.local import local_model
-
-    return frozenset(local_model().tokenizer.vocab)
+    return frozenset(word_model().tokenizer.vocab)
 
 
 @lru_cache(maxsize=8192)

@@ -10,7 +10,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.embeddings import embed_texts, embedding_model_name
-from memory_app.judge.calibration import fitting
+from memory_app.judge import fitting
 from memory_app.judge.calibration.params import calibration_path, calibration_to_dict, clear_calibration_cache
 
 

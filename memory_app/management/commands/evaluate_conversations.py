@@ -13,6 +13,7 @@ from tqdm import tqdm
 from memory_app.evaluation.conversations import ask, date_resolution, lineage_sources, p50, replay
 from memory_app.evaluation.locomo import load_locomo, user_of
 from memory_app.models import Memory, Tenant
+from memory_app.services.api_keys import tenant_create
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 
@@ -66,9 +67,10 @@ class Command(BaseCommand):
         turns = [t for t in turns if t.conversation in chosen]
         questions = [q for q in questions if q.conversation in chosen]
         slug = options["tenant_slug"] or f"conversations-eval-{uuid.uuid4().hex[:8]}"
-        tenant, created = Tenant.objects.get_or_create(
-            slug=slug, defaults={"name": "conversation evaluation"}
-        )
+        tenant = Tenant.objects.filter(slug=slug).first()
+        created = tenant is None
+        if tenant is None:
+            tenant = tenant_create(name="conversation evaluation", slug=slug)
         try:
             report = self._evaluate(tenant, turns, questions, sizes, options)
         finally:

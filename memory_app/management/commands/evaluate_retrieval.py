@@ -20,6 +20,7 @@ from memory_app.evaluation.locomo import (
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, TimeQuery, memory_search
 from memory_app.selectors.search.time_window import TIME_MODES
+from memory_app.services.api_keys import tenant_create
 from memory_app.services.store.memories import memory_insert_many
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
@@ -60,7 +61,10 @@ class Command(BaseCommand):
             raise CommandError(f"{path} does not exist (the LoCoMo file of ../shared/data)")
         turns, questions = load_conversations(path, options["conversations"])
         slug = options["tenant_slug"] or f"locomo-eval-{uuid.uuid4().hex[:8]}"
-        tenant, created = Tenant.objects.get_or_create(slug=slug, defaults={"name": "LoCoMo evaluation"})
+        tenant = Tenant.objects.filter(slug=slug).first()
+        created = tenant is None
+        if tenant is None:
+            tenant = tenant_create(name="LoCoMo evaluation", slug=slug)
         try:
             started = time.perf_counter()
             if not Memory.objects.filter(tenant=tenant).exists():

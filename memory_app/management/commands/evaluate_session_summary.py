@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from memory_app.evaluation.locomo import load_conversations
 from memory_app.evaluation.session_summary import replay_sessions
 from memory_app.llm_client import llm_configured
-from memory_app.models import Tenant
+from memory_app.services.api_keys import tenant_create
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         if not path.exists():
             raise CommandError(f"{path} does not exist (the LoCoMo file of ../shared/data)")
         turns, questions = load_conversations(path, options["conversations"])
-        tenant = Tenant.objects.create(slug=f"summary-eval-{uuid.uuid4().hex[:8]}", name="summary evaluation")
+        tenant = tenant_create(slug=f"summary-eval-{uuid.uuid4().hex[:8]}", name="summary evaluation")
         try:
             report = replay_sessions(
                 tenant=tenant, turns=turns, questions=questions, window=options["window"]

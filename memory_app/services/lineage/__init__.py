@@ -1,4 +1,5 @@
-"""Merge, supersede and undo: nothing is destroyed (changes.py), in two round trips (sql.py).
+"""Merge, supersede and undo: nothing is destroyed (changes.py), in two round trips (sql.py); the
+pairs a person kept apart (apart.py).
 
-Modules: changes, sql.
+Modules: apart, changes, sql.
 """

@@ -23,8 +23,8 @@ from memory_app.models import Memory, MemoryChange, MemoryChangeSource, MemoryTo
 from memory_app.models.lineage import ChangeOperation, ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
+from memory_app.services.lineage.apart import pairs_keep_apart
 from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
-from memory_app.services.review.queue import pairs_keep_apart
 from memory_app.services.store.locks import scope_lock
 from memory_app.services.store.memories import memory_build
 from memory_app.services.store.tokens import memory_tokens_rows

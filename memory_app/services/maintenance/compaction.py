@@ -34,10 +34,11 @@ from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterOrigin
 from memory_app.selectors.compaction import ScopeKey, scope_vectors
+from memory_app.selectors.review import kept_apart_pairs
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
-from memory_app.services.review.queue import kept_apart_pairs, review_cluster_create
+from memory_app.services.review.queue import review_cluster_create
 from memory_app.services.store.locks import scope_lock
 
 logger = logging.getLogger(__name__)

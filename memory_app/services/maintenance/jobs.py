@@ -22,7 +22,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -33,7 +32,7 @@ from memory_app.models import MaintenanceJob, Tenant
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.selectors.compaction import ScopeKey, compaction_scopes
 from memory_app.services.maintenance.compaction import Mode, ScopeReport, judge_tools, scope_compact
-from memory_app.services.queue import task_send
+from memory_app.services.queue import SoftTimeLimitExceeded, task_send
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from memory_app.models.lineage import ChangeRelation
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import ClusterStatus
 from memory_app.services.actors import Actor
+from memory_app.services.lineage.apart import ordered_pair, pairs_keep_apart
 from memory_app.services.lineage.changes import memory_change_undo, memory_merge, memory_supersede
-from memory_app.services.review.queue import ordered_pair, pairs_keep_apart
 
 
 def _lock_pending(tenant: Tenant, cluster_id: int) -> DuplicateCluster:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -10,40 +9,10 @@ from django.db import transaction
 
 from memory_app.db import execute_all, insert_sql, mark_saved
 from memory_app.errors import ApplicationError
-from memory_app.models import ClusterMember, DuplicateCluster, KeptApartPair, Memory, Tenant
+from memory_app.models import ClusterMember, DuplicateCluster, Memory, Tenant
 from memory_app.models.review import ClusterOrigin, ClusterStatus
-from memory_app.services.actors import Actor
-
-
-def ordered_pair(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a < b else (b, a)
-
-
-def pairs_keep_apart(*, tenant: Tenant, pairs: set[tuple[int, int]], actor: Actor, now: dt.datetime) -> None:
-    """Record each (low, high) pair as different: neither store, compaction nor the queue joins
-    it again until a person merges it. A pair kept apart earlier stays as it was."""
-    KeptApartPair.objects.bulk_create(
-        [
-            KeptApartPair(
-                tenant=tenant,
-                memory_low_id=lo,
-                memory_high_id=hi,
-                created_at=now,
-                created_by=actor.user_or_none,
-            )
-            for lo, hi in sorted(pairs)
-        ],
-        ignore_conflicts=True,
-    )
-
-
-def kept_apart_pairs(*, tenant: Tenant, memory_ids: Sequence[int]) -> set[tuple[int, int]]:
-    """The pairs among `memory_ids` that a reviewer already declared different."""
-    ids = list(set(memory_ids))
-    if len(ids) < 2:
-        return set()
-    rows = KeptApartPair.objects.filter(tenant=tenant, memory_low__in=ids, memory_high__in=ids)
-    return set(rows.values_list("memory_low_id", "memory_high_id"))
+from memory_app.selectors.review import kept_apart_pairs
+from memory_app.services.lineage.apart import ordered_pair
 
 
 # No savepoint of its own: the write path calls it inside its transaction (scope lock held), where
