@@ -299,8 +299,8 @@ def percentiles(values: list[float]) -> dict[str, float | None]:
     return {f"p{q}": round(float(np.percentile(values, q)), 1) for q in (50, 95, 99)}
 
 
-def report(args: argparse.Namespace, run: Run, window: float, missing: list[int], load: dict) -> dict:
-    measured = [s for s in run.samples if s.measured]
+def per_operation(measured: list[Sample], window: float) -> dict[str, dict]:
+    """Requests, errors, rate and latency percentiles of each operation of the mix."""
     per_op = {}
     for op, _weight in MIX:
         mine = [s for s in measured if s.op == op]
@@ -310,6 +310,29 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
             "requests_per_second": round(len(mine) / window, 2) if window > 0 else 0.0,
             **{k + "_ms": v for k, v in percentiles([s.ms for s in mine if s.ok]).items()},
         }
+    return per_op
+
+
+def server_settings(args: argparse.Namespace) -> dict:
+    return {
+        "gunicorn": f"gthread, {args.workers} workers x {args.threads} threads",
+        "embedding_batching": args.batching,
+        "batch_wait_ms": args.batch_wait_ms if args.batch_wait_ms is not None else 2.0,
+        "torch_threads_per_worker": args.torch_threads if args.torch_threads is not None else 1,
+    }
+
+
+def ceilings(cpu: dict[str, float], cores: int) -> dict:
+    """The rates the measured CPU per request would allow with every core busy."""
+    return {
+        "ceiling_requests_per_second": round(cores * 1000 / cpu["total"], 1) if cpu else None,
+        "ceiling_without_client": (round(cores * 1000 / (cpu["total"] - cpu["client"]), 1) if cpu else None),
+    }
+
+
+def report(args: argparse.Namespace, run: Run, window: float, missing: list[int], load: dict) -> dict:
+    measured = [s for s in run.samples if s.measured]
+    per_op = per_operation(measured, window)
     errors = sum(not s.ok for s in run.samples)
     cpu = run.cpu_ms_per_request(len(measured))
     cores = os.cpu_count() or 1
@@ -331,17 +354,11 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
         "p95_ms": {op: per_op[op]["p95_ms"] for op in per_op},
         "p99_ms": {op: per_op[op]["p99_ms"] for op in per_op},
         "operations": per_op,
-        "server": {
-            "gunicorn": f"gthread, {args.workers} workers x {args.threads} threads",
-            "embedding_batching": args.batching,
-            "batch_wait_ms": args.batch_wait_ms if args.batch_wait_ms is not None else 2.0,
-            "torch_threads_per_worker": args.torch_threads if args.torch_threads is not None else 1,
-        },
+        "server": server_settings(args),
         # CPU per request of gunicorn, PostgreSQL and this client, and the rate those would allow
         # with every core busy and nothing else running: the machine's ceiling for this mix.
         "cpu_ms_per_request": cpu,
-        "ceiling_requests_per_second": round(cores * 1000 / cpu["total"], 1) if cpu else None,
-        "ceiling_without_client": (round(cores * 1000 / (cpu["total"] - cpu["client"]), 1) if cpu else None),
+        **ceilings(cpu, cores),
         "cpu_count": cores,
         # Each worker's CPU before its first request: the cost of every recycle.
         "worker_start_cpu_seconds": run.worker_start_cpu,

@@ -37,7 +37,8 @@ import sys
 import sysconfig
 import time
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import django
 import numpy as np
@@ -50,6 +51,10 @@ RESULTS_QUICK = ROOT / "bench" / "results" / "peer_quick.json"
 PEER_PYTHON = ROOT / "var" / "peer-venv" / "bin" / "python"
 OURS_DB, MEM0_DB = "memory_bench_peer", "memory_bench_peer_mem0"
 BATCH = 100
+
+if TYPE_CHECKING:
+    from memory_app.evaluation.locomo import Question, RecallTally, Turn
+    from memory_app.models import Tenant
 
 
 class Mem0:
@@ -135,11 +140,10 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from memory_app.evaluation.locomo import RecallTally, load_locomo, turn_text
+    from memory_app.evaluation.locomo import load_locomo, turn_text
     from memory_app.evaluation.stream import parse_conversations
     from memory_app.models import Memory, Tenant
-    from memory_app.selectors.search.query import SearchFilters, memory_search
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
     conversations = parse_conversations(args.conversations or ("0" if args.quick else "0-4"))
@@ -161,10 +165,59 @@ def main() -> None:
     tenant = Tenant.objects.create(name="peer bench", slug="peer-bench")
     memory_store(tenant=tenant, items=[MemoryInput(text="warm up", user_id="warm-up")])
 
-    # 1. Bulk load, one scope per conversation.
-    ours_dia: dict[int, str] = {}
-    mem0_dia: dict[str, str] = {}
-    load = {"ours": 0.0, "mem0": 0.0}
+    loaded = bulk_load(tenant=tenant, mem0=mem0, conversations=conversations, turns=turns)
+    ours_memories = Memory.objects.filter(tenant=tenant).exclude(user_id="warm-up").count()
+    tallies, search_seconds = recall_and_search(
+        tenant=tenant, mem0=mem0, conversations=conversations, questions=questions, loaded=loaded
+    )
+    texts = [turn_text(t) for t in turns]
+    store = new_scope_stores(tenant=tenant, mem0=mem0, texts=texts, reps=args.reps, block=block)
+    mem0.close()
+
+    # 4. Bytes per memory (each database holds one system's rows; ours also its warm-up and the
+    # new-scope stores, counted as memories).
+    ours_bytes, ours_all = database_bytes() - ours_empty, Memory.objects.count()
+    mem0_bytes, mem0_all = mem0_database_bytes()
+
+    report = peer_report(
+        args,
+        block=block,
+        conversations=conversations,
+        turns=len(turns),
+        questions=len(questions),
+        memories_loaded={"ours": ours_memories, "mem0": len(loaded.mem0_dia)},
+        load=loaded.seconds,
+        recall={name: tally.summary() for name, tally in tallies.items()},
+        search_seconds=search_seconds,
+        store=store,
+        bytes_per_memory={
+            "ours": round(ours_bytes / max(ours_all, 1)),
+            "mem0": round(mem0_bytes / max(mem0_all, 1)),
+            "memories": {"ours": ours_all, "mem0": mem0_all},
+        },
+        started=started,
+    )
+    shown = ("bulk_load_per_second", "recall", "search_ms", "store_new_scope_ms", "bytes_per_memory")
+    log(json.dumps({k: report[k] for k in shown}, indent=1))
+    benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, report, print_json=args.json)
+
+
+@dataclass
+class Loaded:
+    """The bulk load's memories, each system's id mapped to its turn's dia_id, and seconds spent."""
+
+    ours_dia: dict[int, str]
+    mem0_dia: dict[str, str]
+    seconds: dict[str, float]
+
+
+def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: list[Turn]) -> Loaded:
+    """1. Bulk load, one scope per conversation."""
+    from memory_app.evaluation.locomo import turn_text
+    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.write import memory_store
+
+    loaded = Loaded(ours_dia={}, mem0_dia={}, seconds={"ours": 0.0, "mem0": 0.0})
     for conversation in conversations:
         mine = [t for t in turns if t.conversation == conversation]
         scope = f"locomo-{conversation}"
@@ -174,15 +227,22 @@ def main() -> None:
             items = [MemoryInput(text=text, user_id=scope) for text in texts[start : start + BATCH]]
             outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
             for outcome, turn in zip(outcomes, mine[start : start + BATCH], strict=True):
-                ours_dia.setdefault(outcome.memory_id, turn.dia_id)
-        load["ours"] += time.perf_counter() - t0
+                loaded.ours_dia.setdefault(outcome.memory_id, turn.dia_id)
+        loaded.seconds["ours"] += time.perf_counter() - t0
         answer = mem0.call("add_batch", texts=texts, user_id=scope, batch=BATCH)
-        load["mem0"] += answer["seconds"]
-        mem0_dia.update(zip(answer["ids"], (t.dia_id for t in mine), strict=True))
+        loaded.seconds["mem0"] += answer["seconds"]
+        loaded.mem0_dia.update(zip(answer["ids"], (t.dia_id for t in mine), strict=True))
         log(f"  conversation {conversation}: {len(texts)} turns loaded")
-    ours_memories = Memory.objects.filter(tenant=tenant).exclude(user_id="warm-up").count()
+    return loaded
 
-    # 2. Recall and search latency at the loaded size.
+
+def recall_and_search(
+    *, tenant: Tenant, mem0: Mem0, conversations: list[int], questions: list[Question], loaded: Loaded
+) -> tuple[dict[str, RecallTally], dict[str, list[float]]]:
+    """2. Recall and search latency at the loaded size."""
+    from memory_app.evaluation.locomo import RecallTally
+    from memory_app.selectors.search.query import SearchFilters, memory_search
+
     tallies = {"ours": RecallTally(), "mem0": RecallTally()}
     search_seconds: dict[str, list[float]] = {"ours": [], "mem0": []}
     for conversation in conversations:
@@ -194,19 +254,27 @@ def main() -> None:
                 tenant=tenant, query=question.question, filters=SearchFilters(user_id=scope)
             )
             search_seconds["ours"].append(time.perf_counter() - t0)
-            ranked = [{ours_dia[i] for i in hit.member_ids if i in ours_dia} for hit in result.hits]
+            ranked = [
+                {loaded.ours_dia[i] for i in hit.member_ids if i in loaded.ours_dia} for hit in result.hits
+            ]
             tallies["ours"].add(question.category, ranked, question.evidence)
         answer = mem0.call("search_each", queries=[q.question for q in asked], user_id=scope, top_k=10)
         search_seconds["mem0"] += answer["seconds"]
         for question, ids in zip(asked, answer["found"], strict=True):
             tallies["mem0"].add(
-                question.category, [{mem0_dia[i]} for i in ids if i in mem0_dia], question.evidence
+                question.category,
+                [{loaded.mem0_dia[i]} for i in ids if i in loaded.mem0_dia],
+                question.evidence,
             )
+    return tallies, search_seconds
 
-    # 3. Stores into a new scope, interleaved blocks; the order rotates per rep.
-    texts = [turn_text(t) for t in turns]
+
+def new_scope_stores(
+    *, tenant: Tenant, mem0: Mem0, texts: list[str], reps: int, block: int
+) -> dict[str, list[dict[str, float]]]:
+    """3. Stores into a new scope, interleaved blocks; the order rotates per rep."""
     store: dict[str, list[dict[str, float]]] = {"dedup": [], "plain": [], "mem0": []}
-    for rep in range(args.reps):
+    for rep in range(reps):
         chosen = texts[rep * block : (rep + 1) * block]
         order = ["dedup", "plain", "mem0"]
         order = order[rep % 3 :] + order[: rep % 3]
@@ -215,20 +283,29 @@ def main() -> None:
             if system == "mem0":
                 seconds = mem0.call("add_each", texts=chosen, user_id=scope)["seconds"]
             else:
-                options = StoreOptions(deduplicate=system == "dedup")
-                seconds = []
-                for text in chosen:
-                    t0 = time.perf_counter()
-                    memory_store(
-                        tenant=tenant, items=[MemoryInput(text=text, user_id=scope)], options=options
-                    )
-                    seconds.append(time.perf_counter() - t0)
+                seconds = store_one_by_one(
+                    tenant=tenant, texts=chosen, scope=scope, deduplicate=system == "dedup"
+                )
             store[system].append({"p50": pct(seconds, 50), "p95": pct(seconds, 95)})
-    mem0.close()
+    return store
 
-    # 4. Bytes per memory (each database holds one system's rows; ours also its warm-up and the
-    # new-scope stores, counted as memories).
-    ours_bytes, ours_all = database_bytes() - ours_empty, Memory.objects.count()
+
+def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicate: bool) -> list[float]:
+    """Seconds of each of this service's stores of `texts`, one a call, into `scope`."""
+    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.write import memory_store
+
+    options = StoreOptions(deduplicate=deduplicate)
+    seconds = []
+    for text in texts:
+        t0 = time.perf_counter()
+        memory_store(tenant=tenant, items=[MemoryInput(text=text, user_id=scope)], options=options)
+        seconds.append(time.perf_counter() - t0)
+    return seconds
+
+
+def mem0_database_bytes() -> tuple[int, int]:
+    """mem0's database: its bytes after VACUUM and its memories."""
     use_database(MEM0_DB)
     from django.db import connection
 
@@ -236,17 +313,33 @@ def main() -> None:
     with connection.cursor() as cur:
         cur.execute("SELECT count(*) FROM peer")
         mem0_all = cur.fetchone()[0]
+    return mem0_bytes, mem0_all
 
-    recall = {name: tally.summary() for name, tally in tallies.items()}
+
+def peer_report(
+    args: argparse.Namespace,
+    *,
+    block: int,
+    conversations: list[int],
+    turns: int,
+    questions: int,
+    memories_loaded: dict[str, int],
+    load: dict[str, float],
+    recall: dict[str, dict[str, Any]],
+    search_seconds: dict[str, list[float]],
+    store: dict[str, list[dict[str, float]]],
+    bytes_per_memory: dict[str, Any],
+    started: float,
+) -> dict[str, Any]:
     report = {
         "bench": "peer",
         "quick": args.quick,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "conversations": conversations,
-        "turns": len(turns),
-        "questions": len(questions),
-        "memories_loaded": {"ours": ours_memories, "mem0": len(mem0_dia)},
-        "bulk_load_per_second": {k: round(len(turns) / v, 1) for k, v in load.items()},
+        "turns": turns,
+        "questions": questions,
+        "memories_loaded": memories_loaded,
+        "bulk_load_per_second": {k: round(turns / v, 1) for k, v in load.items()},
         "recall": {
             name: {f"recall_at_{k}": summary[f"recall_at_{k}"] for k in (1, 5, 10)}
             for name, summary in recall.items()
@@ -259,11 +352,7 @@ def main() -> None:
             system: {q: spread([b[q] for b in blocks]) for q in ("p50", "p95")}
             for system, blocks in store.items()
         },
-        "bytes_per_memory": {
-            "ours": round(ours_bytes / max(ours_all, 1)),
-            "mem0": round(mem0_bytes / max(mem0_all, 1)),
-            "memories": {"ours": ours_all, "mem0": mem0_all},
-        },
+        "bytes_per_memory": bytes_per_memory,
         "reps": args.reps,
         "block": block,
         "python": sys.version.split()[0],
@@ -273,9 +362,7 @@ def main() -> None:
     report["recall_at_10_ratio"] = round(
         r10["ours"]["recall_at_10"] / max(r10["mem0"]["recall_at_10"], 1e-9), 2
     )
-    shown = ("bulk_load_per_second", "recall", "search_ms", "store_new_scope_ms", "bytes_per_memory")
-    log(json.dumps({k: report[k] for k in shown}, indent=1))
-    benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, report, print_json=args.json)
+    return report
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import django
 import numpy as np
@@ -57,9 +59,25 @@ def main() -> None:
         options = SearchOptions(touch=False)
         return memory_search(tenant=tenant, query=query, filters=filters, limit=60, options=options).hits
 
-    evidence: list[float] = []  # relevance of each question's best-ranked evidence row
-    missing = 0  # questions with no evidence row among the 60
-    foreign: list[float] = []  # best relevance of a question asked of another conversation's user
+    evidence, missing, foreign = relevances(questions, chosen=chosen, sources=sources, search=search)
+    report = floor_report(args, questions=len(questions), evidence=evidence, missing=missing, foreign=foreign)
+    for floor, row in report["floors"].items():
+        kept, empty = row["evidence_kept"], row["foreign_empty"]
+        print(f"floor {floor:>5}: evidence kept {kept:.3f}, unrelated empty {empty}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(report))
+
+
+def relevances(
+    questions: list, *, chosen: list[int], sources: dict[int, set[str]], search: Callable[[str, int], list]
+) -> tuple[list[float], int, list[float]]:
+    """The relevance of each question's best-ranked evidence row, how many questions found none
+    among the 60, and each question's best relevance when asked of another conversation's user."""
+    evidence: list[float] = []
+    missing = 0
+    foreign: list[float] = []
     for question in questions:
         hits = search(question.question, question.conversation)
         found = [
@@ -75,11 +93,17 @@ def main() -> None:
         if other != question.conversation:
             best = [hit.relevance for hit in search(question.question, other) if hit.relevance is not None]
             foreign.append(max(best, default=0.0))
+    return evidence, missing, foreign
+
+
+def floor_report(
+    args: argparse.Namespace, *, questions: int, evidence: list[float], missing: int, foreign: list[float]
+) -> dict[str, Any]:
     ev, fo = np.array(evidence), np.array(foreign)
-    report = {
+    return {
         "tenant": args.tenant_slug,
         "conversations": args.conversations,
-        "questions": len(questions),
+        "questions": questions,
         "evidence_found": len(evidence),
         "evidence_missing": missing,
         "evidence_relevance_quantiles": {
@@ -96,13 +120,6 @@ def main() -> None:
             for floor in FLOORS
         },
     }
-    for floor, row in report["floors"].items():
-        kept, empty = row["evidence_kept"], row["foreign_empty"]
-        print(f"floor {floor:>5}: evidence kept {kept:.3f}, unrelated empty {empty}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    if args.json:
-        print(json.dumps(report))
 
 
 if __name__ == "__main__":

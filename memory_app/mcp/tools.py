@@ -116,37 +116,14 @@ class ToolSpec:
     def call(self, caller: Caller, arguments: dict[str, Any]) -> types.CallToolResult:
         """Sync: run it in a worker thread."""
         args = dict(arguments)
-        path_args: dict[str, Any] = {}
         bad: dict[str, list[str]] = {name: [KNOB_MESSAGE] for name in args if name in OPERATOR_KNOBS}
         self._scoped(args, bad)
-        for param in self.parameters("path"):
-            name = param["name"]
-            value = args.pop(name, None)
-            if value is None or value == "":
-                bad[name] = ["This field is required."]
-            elif param["schema"].get("type") == "integer":
-                # ids are bigint primary keys: anything else names no object (the REST URL would not match)
-                if isinstance(value, bool) or not str(value).isdigit():
-                    bad[name] = ["A valid integer is required."]
-                elif not 0 < int(value) <= MAX_ID:
-                    bad[name] = [f"Ensure this value is between 1 and {MAX_ID}."]
-                else:
-                    path_args[name] = int(value)
-            else:
-                path_args[name] = str(value)
+        path_args = self._path_args(args, bad)
         if self.body_key and self.body_key not in args:
             bad[self.body_key] = ["This field is required."]
         if bad:
             return error_result(OperationResult(400, error_body("invalid", "Invalid input.", bad)))
-        query_names = {p["name"] for p in self.parameters("query")}
-        if self.body_key:
-            body: Any = args.pop(self.body_key)
-            query = args
-        elif "requestBody" in self.operation():
-            body = {k: v for k, v in args.items() if k not in query_names}
-            query = {k: v for k, v in args.items() if k in query_names}
-        else:
-            body, query = None, args
+        body, query = self._body_and_query(args)
         result = call_operation(
             caller=caller,
             method=self.method,
@@ -163,6 +140,42 @@ class ToolSpec:
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(data, separators=(",", ":")))], structured_content=data
         )
+
+    def _path_args(self, args: dict[str, Any], bad: dict[str, list[str]]) -> dict[str, Any]:
+        """The URL's arguments, taken out of `args`; a missing or malformed one is noted in `bad`."""
+        path_args: dict[str, Any] = {}
+        for param in self.parameters("path"):
+            name = param["name"]
+            value = args.pop(name, None)
+            if value is None or value == "":
+                bad[name] = ["This field is required."]
+            elif param["schema"].get("type") != "integer":
+                path_args[name] = str(value)
+            elif problem := _id_problem(value):
+                bad[name] = [problem]
+            else:
+                path_args[name] = int(value)
+        return path_args
+
+    def _body_and_query(self, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The request body and the query parameters the remaining arguments make."""
+        query_names = {p["name"] for p in self.parameters("query")}
+        if self.body_key:
+            return args.pop(self.body_key), args
+        if "requestBody" in self.operation():
+            body = {k: v for k, v in args.items() if k not in query_names}
+            return body, {k: v for k, v in args.items() if k in query_names}
+        return None, args
+
+
+def _id_problem(value: Any) -> str | None:
+    """Why `value` is no id: ids are bigint primary keys, and anything else names no object (the
+    REST URL would not match)."""
+    if isinstance(value, bool) or not str(value).isdigit():
+        return "A valid integer is required."
+    if not 0 < int(value) <= MAX_ID:
+        return f"Ensure this value is between 1 and {MAX_ID}."
+    return None
 
 
 def error_result(result: OperationResult) -> types.CallToolResult:

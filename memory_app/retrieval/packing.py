@@ -102,14 +102,52 @@ def compose(
         return Composed(parts=packed)
     reserve = count(separator) * (len(names) - 1)
     available = max(budget - reserve, 0)
+    _pack_shares(parts, packed, names=names, shares=shares, available=available, count=count)
+    _spread_unused(parts, packed, names=names, available=available, count=count)
+    return _fit_joined(parts, packed, names=names, budget=budget, count=count, separator=separator)
+
+
+def _pack_shares(
+    parts: Mapping[str, PartLines],
+    packed: dict[str, Packed],
+    *,
+    names: Sequence[str],
+    shares: Mapping[str, float],
+    available: int,
+    count: Callable[[str], int],
+) -> None:
+    """Each part with lines packed into its share of `available` (equal shares when none is set)."""
     weight = sum(max(shares.get(name, 0.0), 0.0) for name in names)
     for name in names:
         share = max(shares.get(name, 0.0), 0.0) / weight if weight else 1 / len(names)
         packed[name] = _pack_part(parts[name], int(available * share), count)
+
+
+def _spread_unused(
+    parts: Mapping[str, PartLines],
+    packed: dict[str, Packed],
+    *,
+    names: Sequence[str],
+    available: int,
+    count: Callable[[str], int],
+) -> None:
+    """What the parts left unused, offered part by part to those that had more to show."""
     for name in names:
         left = available - sum(p.tokens for p in packed.values())
         if left > 0 and len(packed[name].indices) < len(parts[name].lines):
             packed[name] = _pack_part(parts[name], packed[name].tokens + left, count)
+
+
+def _fit_joined(
+    parts: Mapping[str, PartLines],
+    packed: dict[str, Packed],
+    *,
+    names: Sequence[str],
+    budget: int,
+    count: Callable[[str], int],
+    separator: str,
+) -> Composed:
+    """The joined block, the lowest-priority part giving back lines until it is within `budget`."""
     while True:
         text = separator.join(p.text for p in packed.values() if p.text)
         tokens = count(text) if text else 0

@@ -11,7 +11,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.judge import fitting
-from memory_app.judge.calibration.params import calibration_path, calibration_to_dict, clear_calibration_cache
+from memory_app.judge.calibration.params import (
+    Calibration,
+    calibration_path,
+    calibration_to_dict,
+    clear_calibration_cache,
+)
 
 
 class Command(BaseCommand):
@@ -42,14 +47,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths = [Path(name) for name in options["pairs"]]
-        pairs: list[dict[str, Any]] = []
-        for path in paths:
-            if not path.exists():
-                raise CommandError(f"pairs file not found: {path}")
-            try:
-                pairs += [{**pair, "source": path.name} for pair in fitting.load_pairs(path)]
-            except (ValueError, KeyError) as exc:
-                raise CommandError(f"bad pairs file {path}: {exc}") from exc
+        pairs = _read_pairs(paths)
         model = embedding_model_name()
         existing = embed_texts([p["existing"] for p in pairs], tenant=None)
         new = embed_texts([p["new"] for p in pairs], tenant=None)
@@ -64,35 +62,13 @@ class Command(BaseCommand):
             f"{len(pairs)} pairs, model {model}: radius {cal.candidate_radius}, "
             f"review_floor {cal.review_floor:.3f}, review_below {cal.review_below}"
         )
-        self.stdout.write("trade-off on all pairs (in-sample) as review_below moves:")
-        self.stdout.write("  review_below  false_merge  dup_merged  dup_handled  review_rate")
-        for threshold in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99):
-            trial = replace(cal, review_below=threshold)
-            m = fitting.metrics(labels, fitting.simulate(pairs, distances, trial))
-            self.stdout.write(
-                f"  {threshold:12.2f}  {m['false_merge_rate']:11.3f}  {m['duplicate_merge_rate']:10.3f}"
-                f"  {m['duplicate_handled_rate']:11.3f}  {m['review_rate']:11.3f}"
-            )
+        self._trade_off(pairs, distances, labels=labels, cal=cal)
         full = fitting.metrics(labels, fitting.simulate(pairs, distances, cal))
         cv: dict[str, Any] | None = None
         if options["cv_repeats"] > 0:
-            cv = fitting.cross_validate(
-                pairs, distances, model=model, repeats=options["cv_repeats"], merge_margin=margin
+            cv = self._cross_validate(
+                pairs, distances, model=model, repeats=options["cv_repeats"], margin=margin
             )
-            self.stdout.write(
-                f"cross-validated (5-fold x {options['cv_repeats']}): "
-                f"false_merge {cv['false_merge_rate']:.4f}, "
-                f"wrong_supersede {cv['wrong_supersede_rate']:.4f}, "
-                f"dup_merged {cv['duplicate_merge_rate']:.4f}, "
-                f"dup_handled {cv['duplicate_handled_rate']:.4f}, review {cv['review_rate']:.4f}"
-            )
-            for source, m in cv["by_source"].items():
-                self.stdout.write(
-                    f"  {source}: false_merge {m['false_merge_rate']:.4f}, "
-                    f"dup_merged {m['duplicate_merge_rate']:.4f}, "
-                    f"dup_handled {m['duplicate_handled_rate']:.4f}, "
-                    f"review {m['review_rate']:.4f}"
-                )
         paws = self._paws_check(options["paws"], options["paws_sample"], cal) if options["paws"] else None
         cal = replace(
             cal,
@@ -102,24 +78,62 @@ class Command(BaseCommand):
                 "pairs": len(pairs),
                 "fitted_by": "manage.py calibrate_dedup",
                 "merge_margin": margin,
-                "in_sample": {k: v for k, v in full.items() if k != "confusion"},
-                "cross_validated": None if cv is None else {k: v for k, v in cv.items() if k != "confusion"},
+                "in_sample": _without_confusion(full),
+                "cross_validated": None if cv is None else _without_confusion(cv),
                 "paws_check": paws,
             },
         )
         if not options["dry_run"]:
-            out = Path(options["output"]) if options.get("output") else calibration_path(model)
-            if out.exists():  # the search threshold is not fitted here: a refit keeps it
-                kept = json.loads(out.read_text()).get("search_dedup_threshold")
-                if kept is not None:
-                    cal = replace(cal, search_dedup_threshold=float(kept))
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(calibration_to_dict(cal), indent=2) + "\n")
-            clear_calibration_cache()
-            self.stdout.write(f"wrote {out}")
+            cal = self._write(cal, output=options.get("output"), model=model)
         if options["json"]:
             summary = {"calibration": calibration_to_dict(cal), "in_sample": full, "cv": cv, "paws": paws}
             self.stdout.write(json.dumps(summary))
+
+    def _trade_off(
+        self, pairs: list[dict[str, Any]], distances: np.ndarray, *, labels: list[str], cal: Calibration
+    ) -> None:
+        self.stdout.write("trade-off on all pairs (in-sample) as review_below moves:")
+        self.stdout.write("  review_below  false_merge  dup_merged  dup_handled  review_rate")
+        for threshold in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99):
+            trial = replace(cal, review_below=threshold)
+            m = fitting.metrics(labels, fitting.simulate(pairs, distances, trial))
+            self.stdout.write(
+                f"  {threshold:12.2f}  {m['false_merge_rate']:11.3f}  {m['duplicate_merge_rate']:10.3f}"
+                f"  {m['duplicate_handled_rate']:11.3f}  {m['review_rate']:11.3f}"
+            )
+
+    def _cross_validate(
+        self, pairs: list[dict[str, Any]], distances: np.ndarray, *, model: str, repeats: int, margin: float
+    ) -> dict[str, Any]:
+        cv = fitting.cross_validate(pairs, distances, model=model, repeats=repeats, merge_margin=margin)
+        self.stdout.write(
+            f"cross-validated (5-fold x {repeats}): "
+            f"false_merge {cv['false_merge_rate']:.4f}, "
+            f"wrong_supersede {cv['wrong_supersede_rate']:.4f}, "
+            f"dup_merged {cv['duplicate_merge_rate']:.4f}, "
+            f"dup_handled {cv['duplicate_handled_rate']:.4f}, review {cv['review_rate']:.4f}"
+        )
+        for source, m in cv["by_source"].items():
+            self.stdout.write(
+                f"  {source}: false_merge {m['false_merge_rate']:.4f}, "
+                f"dup_merged {m['duplicate_merge_rate']:.4f}, "
+                f"dup_handled {m['duplicate_handled_rate']:.4f}, "
+                f"review {m['review_rate']:.4f}"
+            )
+        return cv
+
+    def _write(self, cal: Calibration, *, output: str | None, model: str) -> Calibration:
+        """Writes the calibration (the committed file unless `output`) and returns what was written."""
+        out = Path(output) if output else calibration_path(model)
+        if out.exists():  # the search threshold is not fitted here: a refit keeps it
+            kept = json.loads(out.read_text()).get("search_dedup_threshold")
+            if kept is not None:
+                cal = replace(cal, search_dedup_threshold=float(kept))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(calibration_to_dict(cal), indent=2) + "\n")
+        clear_calibration_cache()
+        self.stdout.write(f"wrote {out}")
+        return cal
 
     def _paws_check(self, path: str, per_label: int, cal: Any) -> dict[str, Any]:
         """Adversarial word-swap pairs: how often a non-paraphrase would merge, a paraphrase merge."""
@@ -145,3 +159,20 @@ class Command(BaseCommand):
         }
         self.stdout.write(f"PAWS-Wiki check (out of domain, {len(pairs)} pairs): {result}")
         return result
+
+
+def _read_pairs(paths: list[Path]) -> list[dict[str, Any]]:
+    """Every labelled pair of the files, each tagged with its file's name as its source."""
+    pairs: list[dict[str, Any]] = []
+    for path in paths:
+        if not path.exists():
+            raise CommandError(f"pairs file not found: {path}")
+        try:
+            pairs += [{**pair, "source": path.name} for pair in fitting.load_pairs(path)]
+        except (ValueError, KeyError) as exc:
+            raise CommandError(f"bad pairs file {path}: {exc}") from exc
+    return pairs
+
+
+def _without_confusion(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metrics.items() if k != "confusion"}

@@ -202,22 +202,8 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
 
 def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | None) -> list[Row]:
     """BM25 where the words held by more than `cap` rows select no rows (the large-scope plan)."""
-    quoted: dict[str, str] = dict(
-        fetch_all(
-            "SELECT l, array_to_tsvector(ARRAY[l])::text "
-            "FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l",
-            [query],
-        )
-    )
-    table = _table_frequencies()
-    maybe_common = [t for t in quoted if table is None or table.rows_at_most(t) > cap]
-    # A large scope remembers which words it found common (with their df) and which rare.
-    known = set() if cached is None else cached.dfs.keys() | cached.rare
-    counts = _capped_dfs(q, quoted={t: quoted[t] for t in maybe_common if t not in known}, cap=cap)
-    if cached is not None:
-        cached.rare.update(t for t, c in counts.items() if c <= cap)
-    found = common_words(counts, cap=cap)
-    common = [t for t in maybe_common if t in found or (cached is not None and t in cached.dfs)]
+    quoted = _query_lexemes(query)
+    common, counts = _common_lexemes(q, quoted=quoted, cap=cap, cached=cached)
     if not common:
         return _whole_match(q, query=query, key=key, cached=cached)
     stats = _scope_stats(q, key=key, quoted=quoted, common=common)
@@ -241,6 +227,34 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
         quoted=quoted,
         extra=(next(iter(common_dfs)), q.k),
     )
+
+
+def _query_lexemes(query: str) -> dict[str, str]:
+    """The query's lexemes, each with its quoted tsquery text."""
+    return dict(
+        fetch_all(
+            "SELECT l, array_to_tsvector(ARRAY[l])::text "
+            "FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l",
+            [query],
+        )
+    )
+
+
+def _common_lexemes(
+    q: _Bm25, *, quoted: dict[str, str], cap: int, cached: ScopeStats | None
+) -> tuple[list[str], dict[str, int]]:
+    """The query's lexemes held by more than `cap` rows of the scope, in query order, and the
+    counts (up to cap + 1) of those counted now."""
+    table = _table_frequencies()
+    maybe_common = [t for t in quoted if table is None or table.rows_at_most(t) > cap]
+    # A large scope remembers which words it found common (with their df) and which rare.
+    known = set() if cached is None else cached.dfs.keys() | cached.rare
+    counts = _capped_dfs(q, quoted={t: quoted[t] for t in maybe_common if t not in known}, cap=cap)
+    if cached is not None:
+        cached.rare.update(t for t, c in counts.items() if c <= cap)
+    found = common_words(counts, cap=cap)
+    common = [t for t in maybe_common if t in found or (cached is not None and t in cached.dfs)]
+    return common, counts
 
 
 _TABLE: list[tuple[float, ElementFrequencies | None]] = []  # (read at, what ANALYZE saw)

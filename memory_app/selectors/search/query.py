@@ -209,13 +209,7 @@ def memory_search(
     it here. `row_fields`: the only fields of each hit's row the caller reads (None: all but the
     vector); building whole model instances of 60 rows cost /context/all several milliseconds.
     `time_query`: how a time expression in the query applies (selectors/search/time_window.py)."""
-    if mode not in MODES:
-        raise ApplicationError(
-            f"mode must be one of {', '.join(MODES)}",
-            code="invalid",
-            status=400,
-            fields={"mode": [f"unknown mode {mode!r}"]},
-        )
+    _check_mode(mode)
     if limit <= 0:
         return SearchResult(hits=[], mode=mode)
     started = time.perf_counter()
@@ -226,15 +220,97 @@ def memory_search(
     k = max(fetch, opts.candidates)
 
     phases = _Phases()
-    embedding: np.ndarray | None = None
-    pending: QueryEmbedding | None = None
-    if mode in ("vector", "hybrid"):
-        if isinstance(query_embedding, QueryEmbedding):
-            pending = query_embedding
-        elif query_embedding is not None:
-            embedding = query_embedding
-        else:
-            pending = QueryEmbedding(query, tenant)
+    found = _gather_candidates(
+        tenant=tenant,
+        query=query,
+        filters=filters,
+        mode=mode,
+        opts=opts,
+        k=k,
+        query_embedding=query_embedding,
+        phases=phases,
+    )
+    vector, lexical, effective_mode = found.vector, found.lexical, found.mode
+    ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
+    ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=found.embedding)
+    phases.lap("rows")
+    ids = [i for i in ids if i in ranking]
+    cosine = _cosines(vector=vector, ids=ids, ranking=ranking)
+    fused = _fuse(ids, cosine, lexical, effective_mode, opts)
+
+    members, scores = _rank(
+        tenant=tenant, fused=fused, ranking=ranking, opts=opts, window=window, fetch=fetch
+    )
+    phases.lap("rank")
+    entries = _post_process(tenant, members, scores, opts, limit)
+    phases.lap("post_process")
+    hits = _with_rows(tenant=tenant, entries=entries, members=members, fields=row_fields)
+    phases.lap("hit_rows")
+    absolute = bool(cosine) and (
+        effective_mode == "vector" or (effective_mode == "hybrid" and opts.fusion == "weighted")
+    )
+    _score_hits(hits=hits, cosine=cosine, lexical=lexical, fused=fused, absolute=absolute)
+    stats = {
+        "candidates": len(ids),
+        "vector_candidates": len(vector),
+        "lexical_candidates": len(lexical),
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+        "phases_ms": phases.ms,
+    }
+    return SearchResult(
+        hits=hits, mode=effective_mode, stats=stats, degraded=found.degraded, time_window=window
+    )
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ApplicationError(
+            f"mode must be one of {', '.join(MODES)}",
+            code="invalid",
+            status=400,
+            fields={"mode": [f"unknown mode {mode!r}"]},
+        )
+
+
+@dataclass
+class _Found:
+    """A search's candidates, the query vector they were found with, and the mode that ran."""
+
+    vector: list[Candidate]
+    lexical: list[Candidate]
+    embedding: np.ndarray | None
+    mode: str  # the requested mode, or "fulltext" when the query could not be embedded
+    degraded: list[str]
+
+
+def _start_embedding(
+    *, mode: str, query: str, tenant: Tenant, query_embedding: np.ndarray | QueryEmbedding | None
+) -> tuple[np.ndarray | None, QueryEmbedding | None]:
+    """The query's vector when the caller gave it, else its pending embedding (none in fulltext)."""
+    if mode not in ("vector", "hybrid"):
+        return None, None
+    if isinstance(query_embedding, QueryEmbedding):
+        return None, query_embedding
+    if query_embedding is not None:
+        return query_embedding, None
+    return None, QueryEmbedding(query, tenant)
+
+
+def _gather_candidates(
+    *,
+    tenant: Tenant,
+    query: str,
+    filters: SearchFilters,
+    mode: str,
+    opts: ResolvedOptions,
+    k: int,
+    query_embedding: np.ndarray | QueryEmbedding | None,
+    phases: _Phases,
+) -> _Found:
+    """The vector and full-text candidates; a query that could not be embedded searches full text."""
+    embedding, pending = _start_embedding(
+        mode=mode, query=query, tenant=tenant, query_embedding=query_embedding
+    )
     phases.lap("embedding")
     lexical: list[Candidate] | None = None
     # BM25's plan and the vector plan both count the scope: once per search.
@@ -259,17 +335,30 @@ def memory_search(
             if effective_mode in ("fulltext", "hybrid"):
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
             phases.lap("lexical")
-    ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
-    ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=embedding)
-    phases.lap("rows")
-    ids = [i for i in ids if i in ranking]
+    return _Found(vector=vector, lexical=lexical, embedding=embedding, mode=effective_mode, degraded=degraded)
+
+
+def _cosines(*, vector: list[Candidate], ids: list[int], ranking: dict[int, RankingRow]) -> dict[int, float]:
+    """Each candidate's cosine similarity to the query, where it has one."""
     cosine = {c.memory_id: 1.0 - c.score for c in vector}
     for i in ids:  # rows found by full text only get their exact similarity too
         similarity = ranking[i].similarity
         if i not in cosine and similarity is not None:
             cosine[i] = similarity
-    fused = _fuse(ids, cosine, lexical, effective_mode, opts)
+    return cosine
 
+
+def _rank(
+    *,
+    tenant: Tenant,
+    fused: dict[int, float],
+    ranking: dict[int, RankingRow],
+    opts: ResolvedOptions,
+    window: AppliedWindow | None,
+    fetch: int,
+) -> tuple[list[TextRow], np.ndarray]:
+    """The best `fetch` rows by fused score weighed by time, feedback and the time window, with
+    their texts and vectors, and their scores."""
     ordered = [i for i in fusion.ranked(fused) if i in ranking]
     base = np.array([fused[i] for i in ordered], dtype=np.float64)
     scores = base * _time_and_feedback([ranking[i] for i in ordered], opts)
@@ -278,30 +367,24 @@ def memory_search(
     # Only the rows that can still be returned are read with their texts and vectors.
     rows = _load_texts(tenant=tenant, ids=[ordered[i] for i in order])
     kept = [i for i in order if ordered[i] in rows]
-    members = [rows[ordered[i]] for i in kept]
-    scores = scores[kept]
+    return [rows[ordered[i]] for i in kept], scores[kept]
+
+
+def _score_hits(
+    *,
+    hits: list[SearchHit],
+    cosine: dict[int, float],
+    lexical: list[Candidate],
+    fused: dict[int, float],
+    absolute: bool,
+) -> None:
+    """Each hit's vector, lexical and (on an absolute scale only) relevance scores."""
     lexical_scores = {c.memory_id: c.score for c in lexical}
-    phases.lap("rank")
-    entries = _post_process(tenant, members, scores, opts, limit)
-    phases.lap("post_process")
-    hits = _with_rows(tenant=tenant, entries=entries, members=members, fields=row_fields)
-    phases.lap("hit_rows")
-    absolute = bool(cosine) and (
-        effective_mode == "vector" or (effective_mode == "hybrid" and opts.fusion == "weighted")
-    )
     for hit in hits:
         hit.vector_score = cosine.get(hit.memory.pk)
         hit.lexical_score = lexical_scores.get(hit.memory.pk)
         hit.relevance = fused.get(hit.memory.pk) if absolute else None
         hit.memory.embedding = None  # callers never need the vector: never load it lazily either
-    stats = {
-        "candidates": len(ids),
-        "vector_candidates": len(vector),
-        "lexical_candidates": len(lexical),
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
-        "phases_ms": phases.ms,
-    }
-    return SearchResult(hits=hits, mode=effective_mode, stats=stats, degraded=degraded, time_window=window)
 
 
 @dataclass(frozen=True)

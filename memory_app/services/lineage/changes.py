@@ -169,10 +169,7 @@ def memory_merge(
     locked, reserved, change_id = _lock_active(tenant, memory_ids, memory_ids=1 + (incoming is not None))
     sources = [*locked, incoming] if incoming is not None else locked
     _check_same_scope(sources)
-    richest = max(sources, key=lambda m: (len(m.text), m.created_at))
-    chosen_text = (text if text is not None else richest.text).strip()
-    if not chosen_text:
-        raise ApplicationError("Merged text must not be empty.", fields={"text": ["This field is required."]})
+    richest, chosen_text = _merged_text(sources=sources, text=text)
     same_text = next((m for m in sources if m.text == chosen_text), None)
     vector = embedding if embedding is not None else _result_vector(tenant, chosen_text, same_text, incoming)
     base = same_text or richest
@@ -183,41 +180,13 @@ def memory_merge(
         incoming.pk = reserved[1]
         incoming.status, incoming.superseded_by_id = MemoryStatus.SUPERSEDED, result_id
         new_rows.append(incoming)
-    result = memory_build(
-        tenant=tenant,
-        text=chosen_text,
-        kind=base.kind,
-        user_id=base.user_id,
-        agent_id=base.agent_id,
-        namespace=base.namespace,
-        session_id=base.session_id,
-        topics=sorted({t for m in sources for t in m.topics}),
-        entities=sorted({e for m in sources for e in m.entities}),
-        event_type=base.event_type,
-        event_date=max((m.event_date for m in sources if m.event_date), default=None),
-        context=base.context,
-        category=base.category,
-        fact_type=base.fact_type,
-        source=base.source,
-        metadata={k: v for m in sorted(sources, key=lambda m: m.created_at) for k, v in m.metadata.items()},
-        confidence=max(m.confidence for m in sources),
-        pinned=any(m.pinned for m in sources),
-        created_at=min(m.created_at for m in sources),
+    result = _merge_result(
+        tenant=tenant, sources=sources, text=chosen_text, base=base, vector=vector, result_id=result_id
     )
-    result.pk = result_id
-    if vector is not None:
-        result.embedding = vector if isinstance(vector, RawSQL) else np.asarray(vector, dtype=np.float32)
-        result.embedding_model = base.embedding_model or embeddings_config().model
-    result.access_count = sum(m.access_count for m in sources)
-    result.helpful_count = sum(m.helpful_count for m in sources)
-    result.harmful_count = sum(m.harmful_count for m in sources)
-    result.last_accessed_at = max((m.last_accessed_at for m in sources if m.last_accessed_at), default=None)
     new_rows.append(result)
     # Compiled before the snapshots: compiling fills the rows' auto_now `updated_at`.
     insert_rows = insert_sql(Memory, new_rows)
-    snapshots = {m.pk: memory_snapshot(m) for m in sources}
-    if incoming is not None:
-        snapshots[incoming.pk].update(status=MemoryStatus.ACTIVE, superseded_by_id=None)
+    snapshots = _merge_snapshots(sources=sources, incoming=incoming)
     change = _change(
         pk=change_id,
         tenant=tenant,
@@ -245,6 +214,65 @@ def memory_merge(
     if isinstance(result.embedding, RawSQL):
         del result.embedding  # deferred: loaded from the database on first access
     return mark_saved(change)
+
+
+def _merged_text(*, sources: Sequence[Memory], text: str | None) -> tuple[Memory, str]:
+    """The most informative source (the longest, then the newest) and the merged text: `text`, or
+    that source's own."""
+    richest = max(sources, key=lambda m: (len(m.text), m.created_at))
+    chosen_text = (text if text is not None else richest.text).strip()
+    if not chosen_text:
+        raise ApplicationError("Merged text must not be empty.", fields={"text": ["This field is required."]})
+    return richest, chosen_text
+
+
+def _merge_result(
+    *, tenant: Tenant, sources: Sequence[Memory], text: str, base: Memory, vector: Any, result_id: int
+) -> Memory:
+    """The unsaved result row: `base`'s scope and labels, the sources' topics and entities united,
+    their metadata layered oldest first, their counters summed."""
+    result = memory_build(
+        tenant=tenant,
+        text=text,
+        kind=base.kind,
+        user_id=base.user_id,
+        agent_id=base.agent_id,
+        namespace=base.namespace,
+        session_id=base.session_id,
+        topics=sorted({t for m in sources for t in m.topics}),
+        entities=sorted({e for m in sources for e in m.entities}),
+        event_type=base.event_type,
+        event_date=max((m.event_date for m in sources if m.event_date), default=None),
+        context=base.context,
+        category=base.category,
+        fact_type=base.fact_type,
+        source=base.source,
+        metadata={k: v for m in sorted(sources, key=lambda m: m.created_at) for k, v in m.metadata.items()},
+        confidence=max(m.confidence for m in sources),
+        pinned=any(m.pinned for m in sources),
+        created_at=min(m.created_at for m in sources),
+    )
+    result.pk = result_id
+    if vector is not None:
+        result.embedding = vector if isinstance(vector, RawSQL) else np.asarray(vector, dtype=np.float32)
+        result.embedding_model = base.embedding_model or embeddings_config().model
+    _merge_counters(result=result, sources=sources)
+    return result
+
+
+def _merge_counters(*, result: Memory, sources: Sequence[Memory]) -> None:
+    result.access_count = sum(m.access_count for m in sources)
+    result.helpful_count = sum(m.helpful_count for m in sources)
+    result.harmful_count = sum(m.harmful_count for m in sources)
+    result.last_accessed_at = max((m.last_accessed_at for m in sources if m.last_accessed_at), default=None)
+
+
+def _merge_snapshots(*, sources: Sequence[Memory], incoming: Memory | None) -> dict[int, dict[str, Any]]:
+    """The sources as they were; the incoming memory's says active, so an undo leaves it stored."""
+    snapshots = {m.pk: memory_snapshot(m) for m in sources}
+    if incoming is not None:
+        snapshots[incoming.pk].update(status=MemoryStatus.ACTIVE, superseded_by_id=None)
+    return snapshots
 
 
 @transaction.atomic(savepoint=False)

@@ -70,7 +70,22 @@ def metadata_validate(metadata: Any, *, field: str = "metadata") -> None:
 
 
 def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
+    """Every bad field of one item, in the order the fields are checked (the first is quoted)."""
     errors: dict[str, list[str]] = {}
+    _text_errors(item, errors=errors)
+    if item.kind not in MemoryKind.values:
+        errors["kind"] = [f'"{item.kind}" is not a valid choice; use one of {", ".join(MemoryKind.values)}.']
+    _scope_errors(item, errors=errors)
+    if not _confidence_valid(item.confidence):
+        errors["confidence"] = ["Must be a number between 0 and 1."]
+    if problems := metadata_problems(item.metadata):
+        errors["metadata"] = problems
+    if item.embedding is not None and (problem := _embedding_problem(item.embedding)):
+        errors["embedding"] = [problem]
+    return errors
+
+
+def _text_errors(item: MemoryInput, *, errors: dict[str, list[str]]) -> None:
     limit = store_config().max_text_chars
     text = item.text.strip() if isinstance(item.text, str) else None
     if text is None:
@@ -79,8 +94,9 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
         errors["text"] = ["This field may not be blank."]
     elif len(text) > limit:
         errors["text"] = [f"Ensure this field has no more than {limit} characters (it has {len(text)})."]
-    if item.kind not in MemoryKind.values:
-        errors["kind"] = [f'"{item.kind}" is not a valid choice; use one of {", ".join(MemoryKind.values)}.']
+
+
+def _scope_errors(item: MemoryInput, *, errors: dict[str, list[str]]) -> None:
     for name in ("user_id", "agent_id", "namespace", "session_id"):
         value = getattr(item, name)
         if not isinstance(value, str) or len(value) > SCOPE_FIELD_MAX:
@@ -91,23 +107,25 @@ def _item_errors(item: MemoryInput) -> dict[str, list[str]]:
         # An episode belongs to someone: one stored without a user would be found by no user's
         # search (they are scoped) and mixed into every all_users one. Semantic memory is shared.
         errors["user_id"] = [EPISODIC_NEEDS_USER]
-    confidence = item.confidence
-    if confidence is not None and (
-        isinstance(confidence, bool)
-        or not isinstance(confidence, int | float)
-        or not 0.0 <= float(confidence) <= 1.0
-    ):
-        errors["confidence"] = ["Must be a number between 0 and 1."]
-    if problems := metadata_problems(item.metadata):
-        errors["metadata"] = problems
-    if item.embedding is not None:
-        vector = np.asarray(item.embedding, dtype=np.float32)
-        width = vector_dimensions()
-        if vector.shape != (width,) or not np.isfinite(vector).all():
-            errors["embedding"] = [f"Must be {width} finite numbers."]
-        elif not np.linalg.norm(vector) > 0:
-            errors["embedding"] = ["Must not be the zero vector (it has no cosine distance)."]
-    return errors
+
+
+def _confidence_valid(confidence: Any) -> bool:
+    """None (the default applies) or a number (not a bool) from 0 to 1."""
+    return confidence is None or (
+        not isinstance(confidence, bool)
+        and isinstance(confidence, int | float)
+        and 0.0 <= float(confidence) <= 1.0
+    )
+
+
+def _embedding_problem(embedding: Any) -> str | None:
+    vector = np.asarray(embedding, dtype=np.float32)
+    width = vector_dimensions()
+    if vector.shape != (width,) or not np.isfinite(vector).all():
+        return f"Must be {width} finite numbers."
+    if not np.linalg.norm(vector) > 0:
+        return "Must not be the zero vector (it has no cosine distance)."
+    return None
 
 
 def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
