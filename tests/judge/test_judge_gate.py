@@ -19,7 +19,7 @@ from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
 from memory_app.judge.signals import alignment, gate
 from memory_app.judge.signals import features as judge_features
 from memory_app.judge.signals.alignment import MATCHED, TextTokens, align, coverage, spelled
-from memory_app.judge.signals.features import FEATURES, pair_facts
+from memory_app.judge.signals.features import FEATURE_READS, FEATURES, pair_facts
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -94,8 +94,18 @@ def test_every_feature_that_reads_the_alignment_has_a_bound():
         assert math.isfinite(lo[0]) and math.isfinite(hi[0]), name
 
 
+def test_each_feature_reads_exactly_the_alignment_it_declares():
+    base = pair_facts("Evan hikes in the park", "Evan likes hiking", 0.3)
+    for name, feature in FEATURES.items():
+        facts = replace(base)  # a fresh instance: nothing computed yet
+        feature(facts, 0.3)
+        read = {prop for prop in ("alignment", "restatement") if facts.known(prop)}
+        assert read == ({FEATURE_READS[name]} if name in FEATURE_READS else set()), name
+
+
 def test_a_feature_that_reads_the_alignment_without_a_bound_is_unbounded(monkeypatch):
     monkeypatch.setitem(FEATURES, "cover_squared", lambda f, d: f.alignment.cover_min**2)
+    monkeypatch.setitem(FEATURE_READS, "cover_squared", "alignment")
     facts = pair_facts("Tim hikes", "John swims", 0.3)
     lo, hi = facts.intervals(0.3, ("cover_squared", "distance"))
     assert lo[0] == -math.inf and hi[0] == math.inf
