@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 from memory_app.judge.base import JudgeItem
 from memory_app.judge.calibration.params import Calibration, load_calibration
-from memory_app.judge.offline import OfflineJudge, judge_pair, needs_alignment
+from memory_app.judge.offline import (
+    NeedsAlignment,
+    OfflineJudge,
+    judge_from_words,
+    judge_pair,
+    needs_alignment,
+)
 from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
 from memory_app.judge.signals import alignment, gate
 from memory_app.judge.signals import features as judge_features
@@ -163,6 +169,21 @@ def test_the_gated_judge_gives_the_ungated_verdict_on_every_pair(cal_name):
             assert gated.confidence <= exact.confidence + 1e-9  # the bound's: never surer than exact
         skipped += not gated_needs
     assert skipped > 0  # the gate did fire on these pairs, with either calibration
+
+
+def test_judging_from_the_words_gives_judge_pairs_verdict_or_asks_for_the_alignment():
+    cal = load_calibration("all-MiniLM-L6-v2")
+    pair_facts.cache_clear()  # cold: no alignment known yet
+    asked = 0
+    for (old, new), distance in itertools.product(PAIRS, (0.3, None)):
+        verdict = judge_from_words(old, new, distance, cal)
+        if isinstance(verdict, NeedsAlignment):
+            asked += 1
+            judge_pair(old, new, distance, cal)
+            # Once judge_pair has read the alignment, the words-only walk needs nothing more.
+            verdict = judge_from_words(old, new, distance, cal)
+        assert verdict == judge_pair(old, new, distance, cal), (old, new, distance)
+    assert 0 < asked < 2 * len(PAIRS)
 
 
 LEXICAL_PAIRS = [
