@@ -31,10 +31,10 @@ def judge_warmup() -> None:
     from memory_app.embeddings import configured_model_name
     from memory_app.embeddings.tokens import count_tokens
     from memory_app.judge.calibration.params import load_calibration
-    from memory_app.judge.offline import spelled_judgement
+    from memory_app.judge.offline import judge_from_words
 
     # Amounts in two notations, a name and a date: each table the rules read is loaded.
-    spelled_judgement(
+    judge_from_words(
         "Alice paid $1,800 for the trip to Paris on 3 May",
         "Alice paid eighteen hundred dollars for her Paris trip in May",
         0.2,

@@ -50,6 +50,10 @@ class PairResult:
     decision: str
     distance: float
     kept_richer: bool  # a merge's surviving text is not the poorer `existing` (refine pairs)
+    outcome: str = ""
+    relation: str | None = None
+    confidence: float | None = None
+    kept_text: str | None = None  # the text a merge kept
 
 
 def load_pairs(path: Path) -> list[Pair]:
@@ -119,15 +123,45 @@ def evaluate_pairs(*, pairs: list[Pair], judge: str | None = None) -> tuple[list
             new = MemoryInput(text=pair.new, embedding=nv, user_id=user_id, namespace=namespace)
             [outcome] = memory_store(tenant=tenant, items=[new], options=options)
             decision = DECISION_OF[outcome.outcome]
-            kept_richer = False
+            kept_richer, text = False, None
             if decision == "merge":
                 text = Memory.objects.filter(pk=outcome.memory_id).values_list("text", flat=True).get()
                 kept_richer = text.strip() != pair.existing.strip()
             distance = float(1.0 - np.dot(ev, nv))
-            results.append(PairResult(pair, decision, distance, kept_richer))
+            results.append(
+                PairResult(
+                    pair,
+                    decision,
+                    distance,
+                    kept_richer,
+                    outcome=outcome.outcome,
+                    relation=outcome.relation,
+                    confidence=outcome.confidence,
+                    kept_text=text,
+                )
+            )
     finally:
         tenant.delete()
     return results, time.perf_counter() - started
+
+
+def pair_decisions(results: list[PairResult]) -> list[dict[str, Any]]:
+    """One row per pair: its input and what the store path decided, to compare two versions of the
+    judge pair by pair."""
+    return [
+        {
+            "id": r.pair.id,
+            "existing": r.pair.existing,
+            "new": r.pair.new,
+            "label": r.pair.label,
+            "decision": r.decision,
+            "outcome": r.outcome,
+            "relation": r.relation,
+            "confidence": r.confidence,
+            "kept_text": r.kept_text,
+        }
+        for r in results
+    ]
 
 
 def evaluation_report(results: list[PairResult], *, judge: str, seconds: float) -> dict[str, Any]:

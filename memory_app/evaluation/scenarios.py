@@ -44,6 +44,8 @@ class ScenarioResult:
     acted: bool  # kept without review (keep_all), merged (collapse), superseded (update)
     outcomes: tuple[str, ...]
     active: tuple[str, ...]
+    # Per stored text: (relation, confidence) of the verdict the store path acted on.
+    verdicts: tuple[tuple[str | None, float | None], ...] = ()
 
 
 def load_scenarios(path: Path) -> list[Scenario]:
@@ -94,7 +96,14 @@ def evaluate_scenarios(*, scenarios: list[Scenario], judge: str | None = None) -
             )
             handled, acted = judge_outcome(scenario, outcomes, active)
             results.append(
-                ScenarioResult(scenario, handled, acted, tuple(o.outcome for o in outcomes), tuple(active))
+                ScenarioResult(
+                    scenario,
+                    handled,
+                    acted,
+                    tuple(o.outcome for o in outcomes),
+                    tuple(active),
+                    tuple((o.relation, o.confidence) for o in outcomes),
+                )
             )
     finally:
         tenant.delete()
@@ -131,6 +140,26 @@ def scenario_report(results: list[ScenarioResult], *, seconds: float) -> dict[st
         ],
         "ms_per_scenario": round(1000 * seconds / max(1, len(results)), 1),
     }
+
+
+def scenario_decisions(results: list[ScenarioResult]) -> list[dict[str, Any]]:
+    """One row per stored text of each scenario: the text, the outcome and the verdict acted on,
+    and the texts left active after the last one, to compare two versions of the judge."""
+    return [
+        {
+            "id": r.scenario.id,
+            "step": step,
+            "text": text,
+            "outcome": outcome,
+            "relation": relation,
+            "confidence": confidence,
+            **({"active": list(r.active)} if step == len(r.scenario.texts) - 1 else {}),
+        }
+        for r in results
+        for step, (text, outcome, (relation, confidence)) in enumerate(
+            zip(r.scenario.texts, r.outcomes, r.verdicts, strict=True)
+        )
+    ]
 
 
 def run_scenarios(*, scenarios: list[Scenario], judge: str | None = None) -> dict[str, Any]:

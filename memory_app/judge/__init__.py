@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from memory_app.conf import judge_config
 from memory_app.judge.base import JudgeItem, Judgement, Relation, RelationJudge
-from memory_app.judge.merge import merge_text
+from memory_app.judge.merge import choose_merge_text
 
-__all__ = ["JudgeItem", "Judgement", "Relation", "RelationJudge", "get_judge", "merge_text"]
+__all__ = ["JudgeItem", "Judgement", "Relation", "RelationJudge", "choose_merge_text", "get_judge"]
 
 
 def get_judge(name: str | None = None) -> RelationJudge:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from memory_app.judge.signals import lexicon, quantities
@@ -16,14 +16,14 @@ def information(text: str) -> int:
     return len(tn.content_words(text)) + len(tn.numbers(text))
 
 
-def merge_text(texts: Sequence[str]) -> str:
+def most_informative(texts: Sequence[str]) -> str:
     """The most informative member, verbatim: most content words and numbers, then the longer, then first.
 
     Offline merges never invent a sentence; the LLM judge's merged text is used instead when present.
     """
     candidates = [t for t in texts if t and t.strip()]
     if not candidates:
-        raise ValueError("merge_text needs at least one non-empty text")
+        raise ValueError("most_informative needs at least one non-empty text")
     best_index = max(
         range(len(candidates)),
         key=lambda i: (information(candidates[i]), len(candidates[i].strip()), -i),
@@ -149,13 +149,43 @@ def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> b
     return False
 
 
-def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = None) -> str | None:
-    """The text a merge of `new` into `old` keeps, or None when no text can stand for both.
+# How a conversation's memories say where their text comes from (metadata["extracted_by"]).
+AS_SAID, EXTRACTED = "message", ("rules", "llm")
+
+
+def choose_merge_text(
+    *,
+    new: str,
+    old: str,
+    relation: str,
+    proposed: str | None = None,
+    new_origin: str = "",
+    old_origin: Callable[[], str] = str,
+) -> str | None:
+    """The text a merge of `new` into `old` keeps, or None when no text can stand for both (a text
+    that would drop a number or a name of either source is not a merge: the pair is queued).
 
     The judge's own merged text (LLM) first, if it keeps every number and name of both; else the new
-    text for a refinement; for a duplicate `merge_text`'s choice, or the other text when only that
-    one keeps everything both state.
+    text for a refinement; for a duplicate `most_informative`'s choice, or the other text when only
+    that one keeps everything both state. A fact extracted from a message and that message as said:
+    the fact's clean words are kept when they state everything the message states
+    (`fact_stands_for_message`). `new_origin`: the new text's metadata["extracted_by"] ("" for a
+    memory stored directly); `old_origin` reads the old one's, only when the new one has an origin.
     """
+    text = _lossless_text(new=new, old=old, relation=relation, proposed=proposed)
+    if text is None or not new_origin:
+        return text
+    origins = (new_origin, old_origin())
+    if origins[0] in EXTRACTED and origins[1] == AS_SAID:
+        fact, message = new, old
+    elif origins[0] == AS_SAID and origins[1] in EXTRACTED:
+        fact, message = old, new
+    else:
+        return text
+    return fact if fact_stands_for_message(fact, message) else text
+
+
+def _lossless_text(*, new: str, old: str, relation: str, proposed: str | None) -> str | None:
     if proposed and keeps_everything(proposed, [old, new], words=False):
         return proposed
     if relation == "refine":
@@ -163,7 +193,7 @@ def text_for_merge(*, new: str, old: str, relation: str, proposed: str | None = 
     # The more informative text first; when it drops a name or a value of the other, the other may
     # still state everything both state ("User runs Arch Linux on their laptop" keeps "Arch" of
     # "Their laptop's operating system is Arch", not the other way round).
-    first = merge_text([old, new])
+    first = most_informative([old, new])
     for kept in dict.fromkeys((first, old, new)):
         other = old if kept == new else new
         if stands_for(kept, other, relation=relation, kept_refines=False):

@@ -7,7 +7,9 @@ person can at most queue a pair as a possible duplicate, never merge it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -16,14 +18,8 @@ from memory_app.judge.calibration.params import Calibration, load_calibration
 from memory_app.judge.policy import DISTINCT_SURE, acts_on
 from memory_app.judge.signals import gate, quantities, reach, relations
 from memory_app.judge.signals import text_norm as tn
-from memory_app.judge.signals.alignment import token_encoder
-from memory_app.judge.signals.features import (
-    AlignmentDeferred,
-    PairFacts,
-    alignment_deferred,
-    cosine_distance,
-    pair_facts,
-)
+from memory_app.judge.signals.alignment import Alignment, token_encoder
+from memory_app.judge.signals.features import PairFacts, cosine_distance, pair_facts
 
 # Confidence the rules give their own verdicts; review_below decides what acts on them.
 SURE = 0.99
@@ -84,99 +80,261 @@ def vetoed(facts: PairFacts) -> str:
     return ""
 
 
-def judge_pair(
-    old: str, new: str, distance: float | None, cal: Calibration, *, gated: bool = True
-) -> Judgement:
-    """The relation of `new` to `old`. `gated=False` always computes the exact probability (the
-    gate's own tests compare both)."""
-    if reach.surface(old) == reach.surface(new):
+class NeedsAlignment:
+    """judge_from_words' answer when the verdict needs the word alignment (the token model)."""
+
+    def __repr__(self) -> str:
+        return "NEEDS_ALIGNMENT"
+
+
+NEEDS_ALIGNMENT = NeedsAlignment()
+Verdict = Judgement | NeedsAlignment
+
+
+@dataclass
+class PairReading:
+    """One pair as the rules read it: each fact is computed once, on the first rule that asks.
+    With `words_only`, a fact that needs the word alignment (not known already) is NEEDS_ALIGNMENT
+    instead of running the token model."""
+
+    old: str
+    new: str
+    distance: float | None
+    cal: Calibration
+    gated: bool = True
+    words_only: bool = False
+
+    @cached_property
+    def facts(self) -> PairFacts:
+        return pair_facts(self.old, self.new, self.distance)
+
+    @cached_property
+    def word_veto(self) -> str:
+        """vetoed(), but for a phrase moved within the sentence, which is no change of role."""
+        veto = vetoed(self.facts)
+        if veto == ORDER_CHANGED and relations.moved_phrase(self.old, self.new):
+            return ""
+        return veto
+
+    @cached_property
+    def other_subject(self) -> bool:
+        return self.facts.person_change or self.facts.possessor_change
+
+    @cached_property
+    def slot_update(self) -> bool:
+        """A vetoed pair with one or two words exchanged in the same frame, about the same subject."""
+        return bool(self.word_veto) and self.facts.slot_swap and not self.other_subject
+
+    @cached_property
+    def probability(self) -> float | NeedsAlignment:
+        """The model's P(duplicate), or the gate's bound when that gives the same verdict."""
+        facts, cal = self.facts, self.cal
+        bound = duplicate_probability_bound(facts, cal) if self.gated else 1.0
+        if bound < cal.review_floor and (bound <= 0.5 or not self.slot_update):
+            # Even the best alignment leaves the pair below the floor (and a slot update at its 0.5
+            # minimum): every rule below gives the verdict the exact probability gives, so the token
+            # model is skipped. Only a distinct verdict's confidence is then the bound's, a lower one.
+            p = bound
+        elif self.words_only and not facts.features_known(cal.feature_names):
+            return NEEDS_ALIGNMENT
+        else:
+            p = duplicate_probability(facts, cal)
+        if self.distance is None:
+            # Without vectors the model lacks its strongest input: never act on it, at most review.
+            p = min(p, cal.review_below - 1e-6)
+        return p
+
+    def restatement(self) -> Alignment | NeedsAlignment:
+        if self.words_only and not self.facts.known("restatement"):
+            return NEEDS_ALIGNMENT
+        return self.facts.restatement
+
+    @cached_property
+    def veto(self) -> str | NeedsAlignment:
+        """word_veto, lifted for an exchanged phrase that restates the other one word for word."""
+        p, facts = self.probability, self.facts
+        if isinstance(p, NeedsAlignment):
+            return p
+        if self.word_veto == FRAME_SWAP and not facts.foreign_names and p >= self.cal.review_below:
+            # The exchanged phrase may restate the other one word for word by meaning ("grew up" /
+            # "spent her childhood", "planning a trip" / "intend to travel"): the veto guards against
+            # another object in the same frame ("allergic to [peanuts | tree nuts]"), which leaves a
+            # word without a counterpart. The veto checked after it (foreign names) still holds.
+            # p >= review_below means the exact alignment is known already.
+            restated = self.restatement()
+            if isinstance(restated, NeedsAlignment):
+                return restated
+            if restated.unmatched == 0:
+                return ""
+        return self.word_veto
+
+
+# The rules, in the order docs/JUDGE.md lists them: each returns a verdict or None (the next rule
+# speaks); the last one always speaks.
+
+
+def same_surface(r: PairReading) -> Verdict | None:
+    if reach.surface(r.old) == reach.surface(r.new):
         return Judgement("duplicate", 1.0, reason="same text but for case and spacing")
-    unreadable = reach.outside(old, new, cal.max_words)
+    return None
+
+
+def outside_fitted(r: PairReading) -> Verdict | None:
+    unreadable = reach.outside(r.old, r.new, r.cal.max_words)
     if unreadable:
         # Stored as is: not a merge (no evidence) and not a review (nothing a person should check).
         return Judgement("distinct", SURE, reason=unreadable)
-    another = (
-        relations.other_item(old, new)
-        or relations.other_occasion(old, new)
-        or relations.other_subject(old, new)
-        or relations.antonym_and_swap(old, new)
-    )
-    if another:
-        # Two facts both true (another item, occasion or subject): stored, and nothing to review.
-        return Judgement("distinct", SURE, reason=another)
-    same_amounts = quantities.quantities(old) == quantities.quantities(new)
-    old_read, new_read = quantities.canonical(old), quantities.canonical(new)
-    same_symbols = reach.symbols(old_read) == reach.symbols(new_read)
-    if same_amounts and same_symbols and tn.bare_tokens(old_read) == tn.bare_tokens(new_read):
-        # "User prefers X" / "The user prefers X.": the fitted model never saw a pair without a
-        # single differing word and scores it poorly, so this is decided before it. Amounts are
-        # read in one notation ("$5" / "5 dollars") and must be the same ones.
+    return None
+
+
+def _both_true(relation: Callable[[str, str], str]) -> Callable[[PairReading], Verdict | None]:
+    """A rule finding two facts both true (another item, occasion or subject): stored, and nothing
+    to review."""
+
+    def rule(r: PairReading) -> Verdict | None:
+        another = relation(r.old, r.new)
+        return Judgement("distinct", SURE, reason=another) if another else None
+
+    rule.__name__ = relation.__name__
+    return rule
+
+
+def same_words(r: PairReading) -> Verdict | None:
+    """ "User prefers X" / "The user prefers X.": the fitted model never saw a pair without a single
+    differing word and scores it poorly, so this is decided before it. Amounts are read in one
+    notation ("$5" / "5 dollars") and must be the same ones."""
+    if quantities.quantities(r.old) != quantities.quantities(r.new):
+        return None
+    old_read, new_read = quantities.canonical(r.old), quantities.canonical(r.new)
+    if reach.symbols(old_read) == reach.symbols(new_read) and tn.bare_tokens(old_read) == tn.bare_tokens(
+        new_read
+    ):
         return Judgement("duplicate", SURE, reason="same words but for articles")
-    facts = pair_facts(old, new, distance)
-    veto = vetoed(facts)
-    if veto == ORDER_CHANGED and relations.moved_phrase(old, new):
-        veto = ""
-    other_subject = facts.person_change or facts.possessor_change
-    # A changed value in the same frame (same words, a different number or a stated change).
-    changed_value = facts.number_conflict or facts.calendar_swap or facts.change_marker
-    if not other_subject and facts.jaccard >= 0.5 and changed_value:
-        # Sure only when nothing but numbers and change words differ; "the 8:05 train to work" vs
-        # "the 5:40 train home" differs in a word too, and may be another fact.
-        same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS - relations.VALUE_CHANGE)
-        if not same_frame:
-            # Other words changed too: sure only when they state a change of the same attribute.
-            change = relations.state_change(old, new)
-            same_frame = change is not None and change.sure
-        confidence = SURE if same_frame else LIKELY
-        return Judgement("update", confidence, reason=veto)
-    change = None if other_subject else relations.state_change(old, new)
+    return None
+
+
+def changed_value(r: PairReading) -> Verdict | None:
+    """A changed value in the same frame (same words, a different number or a stated change)."""
+    facts = r.facts
+    changed = facts.number_conflict or facts.calendar_swap or facts.change_marker
+    if r.other_subject or facts.jaccard < 0.5 or not changed:
+        return None
+    # Sure only when nothing but numbers and change words differ; "the 8:05 train to work" vs
+    # "the 5:40 train home" differs in a word too, and may be another fact.
+    same_frame = not facts.only_old and not (facts.only_new - tn.CHANGE_MARKERS - relations.VALUE_CHANGE)
+    if not same_frame:
+        # Other words changed too: sure only when they state a change of the same attribute.
+        change = relations.state_change(r.old, r.new)
+        same_frame = change is not None and change.sure
+    return Judgement("update", SURE if same_frame else LIKELY, reason=r.word_veto)
+
+
+def state_change(r: PairReading) -> Verdict | None:
+    change = None if r.other_subject else relations.state_change(r.old, r.new)
     if change is not None:
         return Judgement("update", SURE if change.sure else LIKELY, reason=change.reason)
-    if facts.new_contains_old and not veto and not facts.name_swap:
-        return Judgement("refine", SURE if distance is not None else LIKELY, reason="adds detail")
-    slot_update = bool(veto) and facts.slot_swap and not other_subject
-    bound = duplicate_probability_bound(facts, cal) if gated else 1.0
-    if bound < cal.review_floor and (bound <= 0.5 or not slot_update):
-        # Even the best alignment leaves the pair below the floor (and a slot update at its 0.5
-        # minimum): every branch below gives the verdict the exact probability gives, so the token
-        # model is skipped. Only a distinct verdict's confidence is then the bound's, a lower one.
-        p = bound
-    else:
-        p = duplicate_probability(facts, cal)
-    if distance is None:
-        # Without vectors the model lacks its strongest input: never act on it, at most review.
-        p = min(p, cal.review_below - 1e-6)
-    if (
-        veto == FRAME_SWAP
-        and not facts.foreign_names
-        and p >= cal.review_below
-        and facts.restatement.unmatched == 0
-    ):
-        # The exchanged phrase restates the other one word for word by meaning ("grew up" / "spent
-        # her childhood", "planning a trip" / "intend to travel"): the veto guards against another
-        # object in the same frame ("allergic to [peanuts | tree nuts]"), which leaves a word
-        # without a counterpart. The veto checked after it (foreign names) still holds. p >=
-        # review_below means the exact alignment is known already.
-        veto = ""
-    # Only a pair that would otherwise be queued is read for an exchanged phrase: one stored or
-    # merged anyway needs no word alignment for it.
-    queued = (veto and slot_update) or (p >= cal.review_floor and (bool(veto) or p < cal.review_below))
-    exchanged = relations.exchanged_phrase(old, new) if queued else ""
-    if exchanged and not facts.numbers_differ and not facts.change_marker:
-        restated = facts.restatement
-        if restated.unmatched_old and restated.unmatched_new:
-            # Each side puts words of its own into one frame and neither restates the other's
-            # ("passport" / "spare keys" in the desk drawer): two facts, not a doubt to review.
-            return Judgement("distinct", SURE, reason=exchanged)
-    if veto:
-        p = min(p, cal.review_below - 1e-6)
-        if slot_update:
-            return Judgement("update", max(p, 0.5), reason=f"one slot changed; {veto}")
-    if p >= cal.review_floor:
+    return None
+
+
+def adds_detail(r: PairReading) -> Verdict | None:
+    if r.facts.new_contains_old and not r.word_veto and not r.facts.name_swap:
+        return Judgement("refine", SURE if r.distance is not None else LIKELY, reason="adds detail")
+    return None
+
+
+def exchanged_phrase(r: PairReading) -> Verdict | None:
+    """Each side puts words of its own into one frame and neither restates the other's ("passport"
+    / "spare keys" in the desk drawer): two facts, not a doubt to review. Only a pair that would
+    otherwise be queued is read for an exchanged phrase: one stored or merged anyway needs no word
+    alignment for it."""
+    p, veto, cal = r.probability, r.veto, r.cal
+    if isinstance(p, NeedsAlignment) or isinstance(veto, NeedsAlignment):
+        return NEEDS_ALIGNMENT
+    queued = (veto and r.slot_update) or (p >= cal.review_floor and (bool(veto) or p < cal.review_below))
+    if not queued or r.facts.numbers_differ or r.facts.change_marker:
+        return None
+    exchanged = relations.exchanged_phrase(r.old, r.new)
+    if not exchanged:
+        return None
+    restated = r.restatement()
+    if isinstance(restated, NeedsAlignment):
+        return restated
+    if restated.unmatched_old and restated.unmatched_new:
+        return Judgement("distinct", SURE, reason=exchanged)
+    return None
+
+
+def _capped_probability(r: PairReading) -> tuple[float, str] | NeedsAlignment:
+    """The probability, held below review_below when a veto forbids acting on it, and the veto."""
+    p, veto = r.probability, r.veto
+    if isinstance(p, NeedsAlignment) or isinstance(veto, NeedsAlignment):
+        return NEEDS_ALIGNMENT
+    return (min(p, r.cal.review_below - 1e-6) if veto else p), veto
+
+
+def slot_update(r: PairReading) -> Verdict | None:
+    capped = _capped_probability(r)
+    if isinstance(capped, NeedsAlignment):
+        return capped
+    p, veto = capped
+    if veto and r.slot_update:
+        return Judgement("update", max(p, 0.5), reason=f"one slot changed; {veto}")
+    return None
+
+
+def paraphrase_model(r: PairReading) -> Verdict | None:
+    """The fitted model, a vetoed pair held below review_below (at most a review). Below the
+    calibrated floor the pair is distinct with at least even confidence: the floor, not decide()'s
+    generic "unsure distinct" rule, is what sends a pair to review."""
+    capped = _capped_probability(r)
+    if isinstance(capped, NeedsAlignment):
+        return capped
+    p, veto = capped
+    if p >= r.cal.review_floor:
         return Judgement("duplicate", p, reason=veto or "paraphrase model")
-    # Below the calibrated floor the pair is distinct with at least even confidence: the floor, not
-    # decide()'s generic "unsure distinct" rule, is what sends a pair to review.
     return Judgement("distinct", max(1.0 - p, DISTINCT_SURE), reason=veto or "paraphrase model")
+
+
+RULES: tuple[Callable[[PairReading], Verdict | None], ...] = (
+    same_surface,
+    outside_fitted,
+    _both_true(relations.other_item),
+    _both_true(relations.other_occasion),
+    _both_true(relations.other_subject),
+    _both_true(relations.antonym_and_swap),
+    same_words,
+    changed_value,
+    state_change,
+    adds_detail,
+    exchanged_phrase,
+    slot_update,
+    paraphrase_model,
+)
+
+
+def _walk(reading: PairReading) -> Verdict:
+    for rule in RULES:
+        verdict = rule(reading)
+        if verdict is not None:
+            return verdict
+    raise AssertionError("paraphrase_model always gives a verdict")
+
+
+def judge_pair(
+    old: str, new: str, distance: float | None, cal: Calibration, *, gated: bool = True
+) -> Judgement:
+    """The relation of `new` to `old`: the first of RULES that speaks. `gated=False` always
+    computes the exact probability (the gate's own tests compare both)."""
+    verdict = _walk(PairReading(old, new, distance, cal, gated=gated))
+    assert isinstance(verdict, Judgement)  # without words_only every fact is computed
+    return verdict
+
+
+def judge_from_words(old: str, new: str, distance: float | None, cal: Calibration) -> Verdict:
+    """judge_pair's verdict when the rules or the gate give it from the words alone (or the pair's
+    alignment is known already), else NEEDS_ALIGNMENT: the verdict needs the word alignment, and
+    judge_pair computes it."""
+    return _walk(PairReading(old, new, distance, cal, words_only=True))
 
 
 class OfflineJudge:
@@ -211,15 +369,15 @@ class OfflineJudge:
         vectors fetched in one call (stored rows, then one batched forward pass)."""
         cal = self.calibration
         pairs = [(c.text, new.text, _distance(new, c)) for c in candidates]
-        found: list[Judgement | None] = [spelled_judgement(*pair, cal) for pair in pairs]
-        waiting = [i for i, judgement in enumerate(found) if judgement is None]
+        found = [judge_from_words(*pair, cal) for pair in pairs]
+        waiting = [i for i, verdict in enumerate(found) if isinstance(verdict, NeedsAlignment)]
         if not waiting:
-            return [j for j in found if j is not None]
+            return [j for j in found if isinstance(j, Judgement)]
         decided = _decided_without(found, waiting, pairs, cal, review_below=review_below)
         if decided is not None:
             reason = f"not judged: the verdict on candidate {decided} decides"
             placeholder = Judgement("distinct", DISTINCT_SURE, reason=reason)
-            return [placeholder if j is None else j for j in found]
+            return [j if isinstance(j, Judgement) else placeholder for j in found]
         return _judged_in_full(found, pairs, cal)
 
     def judge_pairs(self, pairs: Sequence[tuple[JudgeItem, JudgeItem]]) -> list[Judgement]:
@@ -232,26 +390,26 @@ class OfflineJudge:
         cal = self.calibration
         triples = [(old.text, new.text, _distance(new, old)) for new, old in pairs]
         at_hand = token_encoder().available([text for triple in triples for text in triple[:2]])
-        found: list[Judgement | None] = [
+        found: list[Verdict] = [
             judge_pair(*triple, cal)
             if triple[0] in at_hand and triple[1] in at_hand
-            else spelled_judgement(*triple, cal)
+            else judge_from_words(*triple, cal)
             for triple in triples
         ]
         return _judged_in_full(found, triples, cal)
 
 
 def _judged_in_full(
-    found: list[Judgement | None], pairs: Sequence[tuple[str, str, float | None]], cal: Calibration
+    found: list[Verdict], pairs: Sequence[tuple[str, str, float | None]], cal: Calibration
 ) -> list[Judgement]:
     """`found` with each pair still without a verdict judged in full, after one token-vector fetch
     for all their texts (stored rows, then one batched forward pass)."""
-    waiting = [i for i, judgement in enumerate(found) if judgement is None]
+    waiting = [i for i, verdict in enumerate(found) if isinstance(verdict, NeedsAlignment)]
     if waiting:
         token_encoder().tokens([text for i in waiting for text in pairs[i][:2]])
     return [
-        judge_pair(*pair, cal) if judgement is None else judgement
-        for pair, judgement in zip(pairs, found, strict=True)
+        verdict if isinstance(verdict, Judgement) else judge_pair(*pair, cal)
+        for pair, verdict in zip(pairs, found, strict=True)
     ]
 
 
@@ -259,18 +417,8 @@ def _distance(new: JudgeItem, old: JudgeItem) -> float | None:
     return old.distance if old.distance is not None else cosine_distance(new.embedding, old.embedding)
 
 
-def spelled_judgement(old: str, new: str, distance: float | None, cal: Calibration) -> Judgement | None:
-    """judge_pair's verdict when the rules or the gate give it from the words alone (or the pair's
-    alignment is known already), else None: the verdict needs the word alignment."""
-    try:
-        with alignment_deferred():
-            return judge_pair(old, new, distance, cal)
-    except AlignmentDeferred:
-        return None
-
-
 def _decided_without(
-    found: Sequence[Judgement | None],
+    found: Sequence[Verdict],
     waiting: Sequence[int],
     pairs: Sequence[tuple[str, str, float | None]],
     cal: Calibration,
@@ -286,7 +434,7 @@ def _decided_without(
     known = [
         (judgement.confidence, i)
         for i, judgement in enumerate(found)
-        if judgement is not None and acts_on(judgement, review_below=review_below)
+        if isinstance(judgement, Judgement) and acts_on(judgement, review_below=review_below)
     ]
     if not known:
         return None
@@ -301,7 +449,7 @@ def _decided_without(
 def needs_alignment(old: str, new: str, distance: float | None, cal: Calibration) -> bool:
     """Whether judge_pair reads the word alignment for this pair: the rules and the gate decide
     most pairs from the words' spelling alone."""
-    return spelled_judgement(old, new, distance, cal) is None
+    return isinstance(judge_from_words(old, new, distance, cal), NeedsAlignment)
 
 
 def prefetch_tokens(pairs: Sequence[tuple[str, str, float | None]], cal: Calibration) -> None:

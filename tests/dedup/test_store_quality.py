@@ -140,6 +140,21 @@ def test_evaluate_dedup_scenarios_reports_each_expectation_and_removes_its_scrat
     assert Tenant.objects.count() == tenants_before
 
 
+@pytest.mark.django_db
+def test_evaluate_dedup_writes_one_decision_line_per_pair_and_per_stored_scenario_text(tmp_path):
+    pairs, scenarios = tmp_path / "pairs.jsonl", tmp_path / "scenarios.jsonl"
+    pairs.write_text("\n".join(json.dumps(p) for p in PAIRS) + "\n")
+    scenarios.write_text("\n".join(json.dumps(s) for s in _SCENARIOS) + "\n")
+    call_command("evaluate_dedup", "--pairs", str(pairs), "--decisions", str(tmp_path / "p.jsonl"))
+    call_command("evaluate_dedup", "--scenarios", str(scenarios), "--decisions", str(tmp_path / "s.jsonl"))
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [row["id"] for row in rows] == [str(p["id"]) for p in PAIRS]
+    assert {"existing", "new", "label", "decision", "outcome", "relation", "confidence"} <= rows[0].keys()
+    steps = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert len(steps) == sum(len(s["texts"]) for s in _SCENARIOS)
+    assert sum("active" in step for step in steps) == len(_SCENARIOS)
+
+
 def test_a_scenario_file_with_an_unknown_expectation_is_refused(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"id": "x", "family": "f", "expect": "merge_all", "texts": ["a", "b"]}) + "\n")

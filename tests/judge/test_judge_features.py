@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge import merge_text
+from memory_app.judge.merge import most_informative
 from memory_app.judge.signals import features as judge_features
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.alignment import content_spans
@@ -75,13 +75,13 @@ def test_cosine_distance_is_unknown_without_both_vectors():
     assert cosine_distance(v, np.array([0.0, 1.0])) == pytest.approx(1.0)
 
 
-def test_merge_text_keeps_the_most_informative_member_verbatim():
+def test_most_informative_keeps_the_most_informative_member_verbatim():
     short = "User plays chess online"
     rich = "User plays chess online and is rated about 1500"
-    assert merge_text([short, rich]) == rich
-    assert merge_text([rich, short]) == rich
+    assert most_informative([short, rich]) == rich
+    assert most_informative([rich, short]) == rich
     with pytest.raises(ValueError):
-        merge_text(["", "  "])
+        most_informative(["", "  "])
 
 
 def test_the_same_number_in_another_unit_is_another_quantity():

@@ -14,12 +14,18 @@ from hypothesis import strategies as st
 
 from memory_app.judge.base import JudgeItem
 from memory_app.judge.calibration.params import Calibration, load_calibration
-from memory_app.judge.offline import OfflineJudge, judge_pair, needs_alignment
+from memory_app.judge.offline import (
+    NeedsAlignment,
+    OfflineJudge,
+    judge_from_words,
+    judge_pair,
+    needs_alignment,
+)
 from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
 from memory_app.judge.signals import alignment, gate
 from memory_app.judge.signals import features as judge_features
 from memory_app.judge.signals.alignment import MATCHED, TextTokens, align, coverage, spelled
-from memory_app.judge.signals.features import FEATURES, pair_facts
+from memory_app.judge.signals.features import FEATURE_READS, FEATURES, pair_facts
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -94,8 +100,18 @@ def test_every_feature_that_reads_the_alignment_has_a_bound():
         assert math.isfinite(lo[0]) and math.isfinite(hi[0]), name
 
 
+def test_each_feature_reads_exactly_the_alignment_it_declares():
+    base = pair_facts("Evan hikes in the park", "Evan likes hiking", 0.3)
+    for name, feature in FEATURES.items():
+        facts = replace(base)  # a fresh instance: nothing computed yet
+        feature(facts, 0.3)
+        read = {prop for prop in ("alignment", "restatement") if facts.known(prop)}
+        assert read == ({FEATURE_READS[name]} if name in FEATURE_READS else set()), name
+
+
 def test_a_feature_that_reads_the_alignment_without_a_bound_is_unbounded(monkeypatch):
     monkeypatch.setitem(FEATURES, "cover_squared", lambda f, d: f.alignment.cover_min**2)
+    monkeypatch.setitem(FEATURE_READS, "cover_squared", "alignment")
     facts = pair_facts("Tim hikes", "John swims", 0.3)
     lo, hi = facts.intervals(0.3, ("cover_squared", "distance"))
     assert lo[0] == -math.inf and hi[0] == math.inf
@@ -153,6 +169,21 @@ def test_the_gated_judge_gives_the_ungated_verdict_on_every_pair(cal_name):
             assert gated.confidence <= exact.confidence + 1e-9  # the bound's: never surer than exact
         skipped += not gated_needs
     assert skipped > 0  # the gate did fire on these pairs, with either calibration
+
+
+def test_judging_from_the_words_gives_judge_pairs_verdict_or_asks_for_the_alignment():
+    cal = load_calibration("all-MiniLM-L6-v2")
+    pair_facts.cache_clear()  # cold: no alignment known yet
+    asked = 0
+    for (old, new), distance in itertools.product(PAIRS, (0.3, None)):
+        verdict = judge_from_words(old, new, distance, cal)
+        if isinstance(verdict, NeedsAlignment):
+            asked += 1
+            judge_pair(old, new, distance, cal)
+            # Once judge_pair has read the alignment, the words-only walk needs nothing more.
+            verdict = judge_from_words(old, new, distance, cal)
+        assert verdict == judge_pair(old, new, distance, cal), (old, new, distance)
+    assert 0 < asked < 2 * len(PAIRS)
 
 
 LEXICAL_PAIRS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_app.judge.merge import keeps_everything, lost_facts, names, text_for_merge
+from memory_app.judge.merge import choose_merge_text, keeps_everything, lost_facts, names
 
 
 def test_names_are_capitalised_words_that_do_not_open_a_sentence():
@@ -73,17 +73,17 @@ def test_a_word_is_stated_by_its_stem_its_spelling_or_a_listed_synonym(kept, sou
 def test_a_duplicate_whose_texts_each_drop_a_word_of_the_other_is_not_merged():
     old = "User runs Arch Linux on their laptop"
     new = "Their laptop's operating system is Arch"
-    assert text_for_merge(new=new, old=old, relation="duplicate") is None
+    assert choose_merge_text(new=new, old=old, relation="duplicate") is None
 
 
 def test_a_duplicate_where_each_text_drops_a_name_of_the_other_is_not_merged():
     old = "User moved to Berlin with Anna"
     new = "User and Maria moved to Berlin"
-    assert text_for_merge(new=new, old=old, relation="duplicate") is None
+    assert choose_merge_text(new=new, old=old, relation="duplicate") is None
 
 
 def test_a_refinement_keeps_only_the_refining_text():
     old = "User has a dog called Rex"
     new = "User has a dog"
-    assert text_for_merge(new=new, old=old, relation="refine") is None
-    assert text_for_merge(new=old, old=new, relation="refine") == old
+    assert choose_merge_text(new=new, old=old, relation="refine") is None
+    assert choose_merge_text(new=old, old=new, relation="refine") == old

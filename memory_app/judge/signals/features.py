@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -27,24 +25,6 @@ from memory_app.judge.signals.alignment import (
 # The features a fit uses, in this order; the calibration JSON names them and stores one weight
 # per name, so a calibration may use any subset of FEATURES below.
 FEATURE_NAMES: tuple[str, ...] = ("unmatched_lexical",)
-
-
-class AlignmentDeferred(Exception):
-    """Raised instead of running the token model while alignment is deferred (`alignment_deferred`)."""
-
-
-_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("alignment_deferred", default=False)
-
-
-@contextmanager
-def alignment_deferred() -> Iterator[None]:
-    """Within this block reading a pair's alignment raises AlignmentDeferred unless it is known
-    already: how the gate finds which features need it, and the judge which texts to batch."""
-    token = _DEFERRED.set(True)
-    try:
-        yield
-    finally:
-        _DEFERRED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -81,8 +61,6 @@ class PairFacts:
     @cached_property
     def alignment(self) -> Alignment:
         """Word-level coverage both ways (runs the token model once per text, so only on demand)."""
-        if _DEFERRED.get():
-            raise AlignmentDeferred
         return text_alignment(self.old_text, self.new_text)
 
     @cached_property
@@ -118,8 +96,6 @@ class PairFacts:
         "alergic"/"allergic", "nvim"/"Neovim", "Feb"/"February", "AWS"/"Amazon Web Services". The
         token vectors of a misspelt or shortened word sit far from the full word's, so the plain
         alignment leaves both unmatched although neither states anything the other lacks."""
-        if _DEFERRED.get():
-            raise AlignmentDeferred
         return lexical_alignment(self.old_text, self.new_text)
 
     @property
@@ -175,6 +151,15 @@ class PairFacts:
             and not self.polarity_flip
         )
 
+    def known(self, name: str) -> bool:
+        """Whether the alignment `name` ("alignment" or "restatement") is computed already: reading
+        it then runs no token model. pair_facts() is cached, so a pair judged in full keeps it."""
+        return name in self.__dict__
+
+    def features_known(self, names: Sequence[str]) -> bool:
+        """Whether these features can be computed without running the token model."""
+        return all(self.known(FEATURE_READS[name]) for name in names if name in FEATURE_READS)
+
     def vector(self, default_distance: float, names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
         distance = default_distance if self.distance is None else self.distance
         return np.array([FEATURES[name](self, distance) for name in names], dtype=np.float64)
@@ -186,10 +171,9 @@ class PairFacts:
         distance = default_distance if self.distance is None else self.distance
         lo, hi = np.empty(len(names)), np.empty(len(names))
         for i, name in enumerate(names):
-            try:
-                with alignment_deferred():
-                    interval = gate.Interval.exact(FEATURES[name](self, distance))
-            except AlignmentDeferred:
+            if self.features_known([name]):
+                interval = gate.Interval.exact(FEATURES[name](self, distance))
+            else:
                 bound = ALIGNMENT_BOUNDS.get(name)
                 interval = bound(self) if bound else gate.UNBOUNDED
             lo[i], hi[i] = interval.lo, interval.hi
@@ -219,6 +203,18 @@ FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
     "unmatched_words": lambda f, d: float(f.alignment.unmatched),
     "unmatched_lexical": lambda f, d: float(f.restatement.unmatched),
     "cover_min_lexical": lambda f, d: f.restatement.cover_min,
+}
+
+# The features that read a word alignment, and which one (a PairFacts property that runs the token
+# model unless known already); every other feature reads the words' spelling alone.
+FEATURE_READS: dict[str, str] = {
+    "cover_min": "alignment",
+    "cover_max": "alignment",
+    "worst": "alignment",
+    "unmatched": "alignment",
+    "unmatched_words": "alignment",
+    "unmatched_lexical": "restatement",
+    "cover_min_lexical": "restatement",
 }
 
 # For each feature that reads the alignment: its range given the ranges of the alignment's fields

@@ -227,24 +227,36 @@ def _unit_after(tokens: list[_Token], index: int) -> tuple[str, int]:
             return "", 0
     if i >= len(tokens):
         return "", 0
-    token = tokens[i]
-    if token.kind == "sym":
-        if token.text == "%":
-            return "percent", i - index + 1
-        if token.text == "°":
-            following = tokens[i + 1] if i + 1 < len(tokens) else None
-            if following is not None and following.kind == "word" and following.start == token.end:
-                name = unit_name("°" + following.text)
-                if name:
-                    return name, i - index + 2
-            return "degree", i - index + 1
-        code, used = _currency_symbol(tokens, i)
-        if code:
-            return code, i - index + used
-        name = unit_name(token.text)  # "℃" folds to "°C"
-        return (name, i - index + 1) if name else ("", 0)
-    if token.kind != "word":
+    if tokens[i].kind == "sym":
+        unit, used = _symbol_unit(tokens, i)
+    elif tokens[i].kind == "word":
+        unit, used = _word_unit(tokens, i)
+    else:
         return "", 0
+    return (unit, i - index + used) if unit else ("", 0)
+
+
+def _symbol_unit(tokens: list[_Token], i: int) -> tuple[str, int]:
+    """(unit, tokens used from `i`) for a percent sign, degree sign or currency symbol at `i`."""
+    token = tokens[i]
+    if token.text == "%":
+        return "percent", 1
+    if token.text == "°":
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following is not None and following.kind == "word" and following.start == token.end:
+            name = unit_name("°" + following.text)
+            if name:
+                return name, 2
+        return "degree", 1
+    code, used = _currency_symbol(tokens, i)
+    if code:
+        return code, used
+    name = unit_name(token.text)  # "℃" folds to "°C"
+    return (name, 1) if name else ("", 0)
+
+
+def _word_unit(tokens: list[_Token], i: int) -> tuple[str, int]:
+    """(unit, tokens used from `i`) for a unit or currency named in words at `i`."""
     words: list[str] = []
     for j in range(i, min(i + _MAX_UNIT_WORDS, len(tokens))):
         if tokens[j].kind != "word":
@@ -254,15 +266,15 @@ def _unit_after(tokens: list[_Token], index: int) -> tuple[str, int]:
     if code == AMBIGUOUS:
         return "", 0
     if code:
-        return code, i - index + used
+        return code, used
     # "degrees Celsius" is pint's degree_Celsius; "degrees" alone is an angle.
     if len(words) >= 2:
         singular = words[0].removesuffix("s")
         name = unit_name(f"{singular}_{words[1]}")
         if name:
-            return name, i - index + 2
+            return name, 2
     name = unit_name(words[0])
-    return (name, i - index + 1) if name else ("", 0)
+    return (name, 1) if name else ("", 0)
 
 
 @lru_cache(maxsize=8192)
@@ -277,58 +289,73 @@ def _read_matches(text: str) -> list[_Match]:
     found: list[_Match] = []
     i = 0
     while i < len(tokens):
-        token = tokens[i]
-        if token.kind == "num":
-            value: float | None = float(token.text.replace(",", ""))
-            used = 1
-            # "5 million": a multiplier word after digits.
-            if i + 1 < len(tokens) and tokens[i + 1].text.casefold() in MULTIPLIERS:
-                value = float(value or 0.0) * MULTIPLIERS[tokens[i + 1].text.casefold()]
-                used = 2
-        elif token.kind == "word" and token.text.casefold() in NUMBER_WORDS:
-            value, used = _number_words(tokens, i)
-        else:
+        number = _number_at(tokens, i)
+        if number is None:
             i += 1
             continue
-        assert value is not None
+        value, used = number
         start_index, end_index = i, i + used
-        unit = ""
-        # A currency before the number: "$1,800", "€5", "US$ 20", "USD 100"; a sign before either.
-        before = start_index - 1
-        if before >= 0:
-            code, size = "", 0
-            if before >= 1:
-                code, size = _currency_symbol(tokens, before - 1)
-                code = code if size == 2 else ""
-            if not code and tokens[before].kind == "sym":
-                code, size = _currency_symbol(tokens, before)
-            if not code and tokens[before].kind == "word":
-                code, size = _currency_word([tokens[before].text])
-                code = code if tokens[before].text.isupper() and code != AMBIGUOUS else ""
-            if code and size:
-                unit = code
-                start_index = before - size + 1
-        after_unit, after_used = _unit_after(tokens, end_index)
-        if after_unit and not unit:
-            unit = after_unit
+        unit, size = _currency_before(tokens, start_index - 1)
+        if unit:
+            start_index -= size
+        else:
+            unit, after_used = _unit_after(tokens, end_index)
             end_index += after_used
         if not unit:
             i = end_index
             continue
-        # A sign or "~" written right before the amount: "-3°C", "-$40", "~7h", "~-2".
-        while start_index >= 1:
-            mark = tokens[start_index - 1]
-            stuck = mark.end == tokens[start_index].start
-            previous_end = tokens[start_index - 2].end if start_index >= 2 else -1
-            free = previous_end < mark.start or not text[previous_end - 1 : previous_end].isalnum()
-            if stuck and free and mark.text in _SIGNS:
-                value = -value
-            elif not (stuck and mark.text in _APPROXIMATELY):
-                break
-            start_index -= 1
+        start_index, value = _signed(text, tokens, start_index, value)
         found.append(_Match(Quantity(value, unit), tokens[start_index].start, tokens[end_index - 1].end))
         i = end_index
     return found
+
+
+def _number_at(tokens: list[_Token], i: int) -> tuple[float, int] | None:
+    """(value, tokens used) of a number in digits or words starting at `i`, or None."""
+    token = tokens[i]
+    if token.kind == "num":
+        value = float(token.text.replace(",", ""))
+        # "5 million": a multiplier word after digits.
+        if i + 1 < len(tokens) and tokens[i + 1].text.casefold() in MULTIPLIERS:
+            return value * MULTIPLIERS[tokens[i + 1].text.casefold()], 2
+        return value, 1
+    if token.kind == "word" and token.text.casefold() in NUMBER_WORDS:
+        words_value, used = _number_words(tokens, i)
+        assert words_value is not None
+        return words_value, used
+    return None
+
+
+def _currency_before(tokens: list[_Token], before: int) -> tuple[str, int]:
+    """(currency, tokens used) written before a number, ending at `before`: "$1,800", "€5",
+    "US$ 20", "USD 100" (a sign before either is read by _signed)."""
+    if before < 0:
+        return "", 0
+    code, size = "", 0
+    if before >= 1:
+        code, size = _currency_symbol(tokens, before - 1)
+        code = code if size == 2 else ""
+    if not code and tokens[before].kind == "sym":
+        code, size = _currency_symbol(tokens, before)
+    if not code and tokens[before].kind == "word":
+        code, size = _currency_word([tokens[before].text])
+        code = code if tokens[before].text.isupper() and code != AMBIGUOUS else ""
+    return (code, size) if code and size else ("", 0)
+
+
+def _signed(text: str, tokens: list[_Token], start_index: int, value: float) -> tuple[int, float]:
+    """A sign or "~" written right before the amount: "-3°C", "-$40", "~7h", "~-2"."""
+    while start_index >= 1:
+        mark = tokens[start_index - 1]
+        stuck = mark.end == tokens[start_index].start
+        previous_end = tokens[start_index - 2].end if start_index >= 2 else -1
+        free = previous_end < mark.start or not text[previous_end - 1 : previous_end].isalnum()
+        if stuck and free and mark.text in _SIGNS:
+            value = -value
+        elif not (stuck and mark.text in _APPROXIMATELY):
+            break
+        start_index -= 1
+    return start_index, value
 
 
 @lru_cache(maxsize=8192)

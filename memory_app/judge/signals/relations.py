@@ -87,31 +87,32 @@ def item_codes(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for i, tok in enumerate(toks):
         head = toks[i - 1] if i > 0 else ""
-        head_folded = head.casefold()
         if tok.startswith("#"):
-            found[tn.stem(head_folded) if _is_content(head) else "#"] = tok.lstrip("# ")
-            continue
-        if _CODE.match(tok) and tok.casefold() not in tn.UNITS:
+            found[tn.stem(head.casefold()) if _is_content(head) else "#"] = tok.lstrip("# ")
+        elif _CODE.match(tok) and tok.casefold() not in tn.UNITS:
             if _is_content(head):
-                found[tn.stem(head_folded)] = tok
+                found[tn.stem(head.casefold())] = tok
             elif tok[0].isalpha():  # "LH400" alone: its letters name the series
                 found[tok.rstrip("0123456789")] = tok
-            continue
-        if not _PLAIN_NUMBER.match(tok) or not _is_content(head) or _verb_form(head):
-            continue
-        if head_folded in tn.MONTHS or head_folded in tn.WEEKDAYS or tn.stem(head_folded) in tn.UNITS:
-            continue
-        following = toks[i + 1] if i + 1 < len(toks) else ""
-        closed = bool(_PHRASE_END.match(_plain(text)[spans[i].end() :]))
-        if not following:
-            continue  # "BMI goal 23": a number that ends the text is the value stated
-        counts = _is_content(following) and not closed and not _past_verb(following)
-        if counts and (not head[:1].isupper() or tn.stem(following.casefold()) in tn.UNITS):
-            # "5 km", "bake 3 cakes": the number counts what follows. A capitalised head names a
-            # series ("Bus 42 goes", "Chapter 3 covers") unless a unit follows.
-            continue
-        found[tn.stem(head_folded)] = tok
+        elif _names_item(text, spans[i], head, toks[i + 1] if i + 1 < len(toks) else ""):
+            found[tn.stem(head.casefold())] = tok
     return found
+
+
+def _names_item(text: str, span: re.Match[str], head: str, following: str) -> bool:
+    """Whether the plain number `span` after `head` names an item rather than a value or a count."""
+    head_folded = head.casefold()
+    if not _PLAIN_NUMBER.match(span.group(0)) or not _is_content(head) or _verb_form(head):
+        return False
+    if head_folded in tn.MONTHS or head_folded in tn.WEEKDAYS or tn.stem(head_folded) in tn.UNITS:
+        return False
+    if not following:
+        return False  # "BMI goal 23": a number that ends the text is the value stated
+    closed = bool(_PHRASE_END.match(_plain(text)[span.end() :]))
+    counts = _is_content(following) and not closed and not _past_verb(following)
+    # "5 km", "bake 3 cakes": the number counts what follows. A capitalised head names a series
+    # ("Bus 42 goes", "Chapter 3 covers") unless a unit follows.
+    return not (counts and (not head[:1].isupper() or tn.stem(following.casefold()) in tn.UNITS))
 
 
 def other_item(old: str, new: str) -> str:
@@ -197,20 +198,43 @@ def other_subject(old: str, new: str) -> str:
     opening = max(i1, j1)
     if opening > 1 or (opening == 1 and old_toks[0].casefold() not in _DETERMINERS) or i1 != j1:
         return ""
-    equal = sum(c[2] - c[1] for c in codes if c[0] == "equal")
-    if 2 * equal < max(len(old_toks), len(new_toks)):
+    if not _mostly_equal(codes, old_toks, new_toks):
         return ""
-    old_words = {tn.stem(w.casefold()) for w in old_toks[i1:i2] if _is_content(w)}
-    new_words = {tn.stem(w.casefold()) for w in new_toks[j1:j2] if _is_content(w)}
-    if not old_words or not new_words or old_words & new_words:
-        return ""
-    if (old_words | new_words) & (tn.CHANGE_MARKERS | tn.TIME_MARKERS):
+    if not _another_subject(old_toks[i1:i2], new_toks[j1:j2]):
         return ""
     return f"about another subject: {' '.join(old_toks[i1:i2])} / {' '.join(new_toks[j1:j2])}"
 
 
+def _mostly_equal(
+    codes: Sequence[tuple[str, int, int, int, int]], old_toks: Sequence[str], new_toks: Sequence[str]
+) -> bool:
+    """At least half of the longer text's words stand in both, in order."""
+    equal = sum(c[2] - c[1] for c in codes if c[0] == "equal")
+    return 2 * equal >= max(len(old_toks), len(new_toks))
+
+
+def _another_subject(old_opening: Sequence[str], new_opening: Sequence[str]) -> bool:
+    """Each opening holds content words, none restates the other's, and none states a change or a time."""
+    old_words = {tn.stem(w.casefold()) for w in old_opening if _is_content(w)}
+    new_words = {tn.stem(w.casefold()) for w in new_opening if _is_content(w)}
+    if not old_words or not new_words or old_words & new_words:
+        return False
+    return not (old_words | new_words) & (tn.CHANGE_MARKERS | tn.TIME_MARKERS)
+
+
 # More exchanged words than this on a side is a rewording, not one phrase put in another's place.
 _MAX_EXCHANGED = 3
+
+
+def _exchangeable(old_words: Sequence[str], new_words: Sequence[str]) -> bool:
+    """Each side puts one to _MAX_EXCHANGED content words in the other's place, none a change or
+    time word, none a name."""
+    if not old_words or not new_words or max(len(old_words), len(new_words)) > _MAX_EXCHANGED:
+        return False
+    if {tn.stem(w.casefold()) for w in [*old_words, *new_words]} & (tn.CHANGE_MARKERS | tn.TIME_MARKERS):
+        return False
+    # "lives in Toronto" / "in Vancouver": a named value exchanged may be an update.
+    return not any(w[:1].isupper() for w in [*old_words, *new_words])
 
 
 def exchanged_phrase(old: str, new: str) -> str:
@@ -225,17 +249,12 @@ def exchanged_phrase(old: str, new: str) -> str:
     codes = _opcodes(old, new)
     if any(c[0] in ("insert", "delete") for c in codes):
         return ""  # words only one side has, beside the exchanged ones: a rewording
-    equal = sum(c[2] - c[1] for c in codes if c[0] == "equal")
-    if 2 * equal < max(len(old_toks), len(new_toks)):
+    if not _mostly_equal(codes, old_toks, new_toks):
         return ""
     old_words = [w for c in codes if c[0] != "equal" for w in old_toks[c[1] : c[2]] if _is_content(w)]
     new_words = [w for c in codes if c[0] != "equal" for w in new_toks[c[3] : c[4]] if _is_content(w)]
-    if not old_words or not new_words or max(len(old_words), len(new_words)) > _MAX_EXCHANGED:
+    if not _exchangeable(old_words, new_words):
         return ""
-    if {tn.stem(w.casefold()) for w in old_words + new_words} & (tn.CHANGE_MARKERS | tn.TIME_MARKERS):
-        return ""
-    if any(w[:1].isupper() for w in old_words + new_words):
-        return ""  # "lives in Toronto" / "in Vancouver": a named value exchanged may be an update
     frame = {tn.stem(w.casefold()) for c in codes if c[0] == "equal" for w in old_toks[c[1] : c[2]]}
     if frame & _ONE_VALUE:
         return ""  # "favorite language is Python" / "is Rust": an attribute with one value at a time

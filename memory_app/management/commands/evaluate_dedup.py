@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,15 @@ from memory_app.evaluation.dedup import (
     evaluate_pairs,
     evaluation_report,
     load_pairs,
+    pair_decisions,
 )
 from memory_app.evaluation.dedup_stream import OUTCOMES, evaluate_stream
-from memory_app.evaluation.scenarios import load_scenarios, run_scenarios
+from memory_app.evaluation.scenarios import (
+    evaluate_scenarios,
+    load_scenarios,
+    scenario_decisions,
+    scenario_report,
+)
 from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
 
 RATES = (
@@ -63,6 +70,12 @@ class Command(BaseCommand):
             "check such as conversations 5-9, whose examples are not to be read)",
         )
         parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
+        parser.add_argument(
+            "--decisions",
+            metavar="FILE",
+            help="pairs, scenarios: write one JSON line per pair (per stored text of a scenario) with "
+            "its input, outcome, relation and confidence, to compare two versions of the judge",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["stream"]:
@@ -82,6 +95,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path} holds no pairs")
         results, seconds = evaluate_pairs(pairs=pairs, judge=options["judge"])
         report = evaluation_report(results, judge=options["judge"], seconds=seconds)
+        _write_decisions(options["decisions"], pair_decisions(results))
         self._print(report)
         if options["json"]:
             self.stdout.write(json.dumps(report, sort_keys=True))
@@ -149,7 +163,10 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {exc}") from exc
         if not scenarios:
             raise CommandError(f"{path} holds no scenarios")
-        report = run_scenarios(scenarios=scenarios, judge=options["judge"])
+        started = time.perf_counter()
+        results = evaluate_scenarios(scenarios=scenarios, judge=options["judge"])
+        report = scenario_report(results, seconds=time.perf_counter() - started)
+        _write_decisions(options["decisions"], scenario_decisions(results))
         report.update({"file": str(path), "judge": options["judge"]})
         self.stdout.write(
             f"{report['scenarios']} scenarios, judge {report['judge']}, {report['ms_per_scenario']} ms each"
@@ -176,6 +193,11 @@ class Command(BaseCommand):
         for label in LABELS:
             row = report["confusion"][label]
             self.stdout.write(f"{label:<10}" + "".join(f"{row[d]:>10}" for d in DECISIONS))
+
+
+def _write_decisions(path: str | None, rows: list[dict[str, Any]]) -> None:
+    if path:
+        Path(path).write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
 
 
 def _fmt(value: float | None) -> str:

@@ -149,3 +149,14 @@ def scope_neighbours(
     # No vectors come back: the judge needs each candidate's distance, which the query has, and a
     # merge copies the surviving text's vector inside the database (services.lineage_sql).
     return [Neighbour(memory_id=r[0], text=r[1], created_at=r[2], distance=float(r[3])) for r in rows]
+
+
+def neighbour_origin(*, tenant: Tenant, neighbour: Neighbour) -> str:
+    """Where a candidate's text comes from (its metadata["extracted_by"]; "" for one stored
+    directly): a merge of an extracted fact with the message it came from keeps the fact's words."""
+    row = (
+        Memory.objects.filter(tenant=tenant, pk=neighbour.memory_id)
+        .values_list("metadata__extracted_by", flat=True)
+        .first()
+    )
+    return row or ""

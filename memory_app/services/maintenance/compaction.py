@@ -28,7 +28,7 @@ from memory_app.errors import ApplicationError
 from memory_app.judge import get_judge
 from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
 from memory_app.judge.calibration.params import load_calibration
-from memory_app.judge.merge import keeps_everything, lost_facts, merge_text, stands_for
+from memory_app.judge.merge import keeps_everything, lost_facts, most_informative, stands_for
 from memory_app.judge.policy import DecisionPolicy, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -112,7 +112,7 @@ def _merge_plan(
     """The text a merge keeps, the members it can stand for, and the rest (queued instead).
 
     The write path's rule (`judge.merge`): the LLM's merged text if it loses nothing of any source;
-    else the anchor's text when a member is refined by it, or `merge_text`'s choice (then the anchor's
+    else the anchor's text when a member is refined by it, or `most_informative`'s choice (then the anchor's
     text if the choice loses something of the anchor). A member joins only if the kept text stands
     for it; one that would lose a number or a name goes to review.
     """
@@ -121,7 +121,7 @@ def _merge_plan(
     if proposed and keeps_everything(proposed, sources, words=False):
         return proposed, merge, []
     refines = any(j.relation == "refine" for _, j in merge)
-    for kept in [anchor.text] if refines else [merge_text(sources), anchor.text]:
+    for kept in [anchor.text] if refines else [most_informative(sources), anchor.text]:
         if lost_facts(kept, anchor.text):
             continue
         joined = [

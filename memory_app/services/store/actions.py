@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memory_app.judge.base import Judgement
-from memory_app.judge.merge import fact_stands_for_message, lost_facts, merge_text, text_for_merge
+from memory_app.judge.merge import lost_facts, most_informative
 from memory_app.judge.policy import Decision
 from memory_app.judge.signals.relations import difference
 from memory_app.models import Memory, Tenant
@@ -31,43 +31,11 @@ def _actor_for(judgement: Judgement, actor: Actor | None) -> Actor:
     return Actor.llm() if judgement.judge == "llm" else Actor.system()
 
 
-# How a conversation's memories say where their text comes from (metadata["extracted_by"]).
-AS_SAID, EXTRACTED = "message", ("rules", "llm")
-
-
-def merge_text_for(
-    *, tenant: Tenant, new_text: str, new_origin: str, target: Neighbour, judgement: Judgement
-) -> str | None:
-    """The text a merge of the new memory with `target` keeps (`judge.merge.text_for_merge`), or None:
-    a text that would drop a number or a name of either source is not a merge (the pair is queued).
-    A fact extracted from a message and that message as said: the fact's clean words are kept
-    when they state everything the message states (`judge.merge.fact_stands_for_message`).
-    `new_origin`: the new memory's metadata["extracted_by"] ("" for a memory stored directly)."""
-    text = text_for_merge(
-        new=new_text, old=target.text, relation=judgement.relation, proposed=judgement.merged_text
-    )
-    if text is None or not new_origin:
-        return text
-    row = (
-        Memory.objects.filter(tenant=tenant, pk=target.memory_id)
-        .values_list("metadata__extracted_by", flat=True)
-        .first()
-    )
-    origins = (new_origin, row or "")
-    if origins[0] in EXTRACTED and origins[1] == AS_SAID:
-        fact, message = new_text, target.text
-    elif origins[0] == AS_SAID and origins[1] in EXTRACTED:
-        fact, message = target.text, new_text
-    else:
-        return text
-    return fact if fact_stands_for_message(fact, message) else text
-
-
 def unmergeable(decision: Decision, *, new_text: str, target: Neighbour) -> Decision:
     """A merge verdict whose text would lose a fact becomes a review of the pair: both stay active."""
     assert decision.judgement is not None, "only a merge decision (is_merge) is passed here"
     relation = decision.judgement.relation
-    kept = new_text if relation == "refine" else merge_text([target.text, new_text])
+    kept = new_text if relation == "refine" else most_informative([target.text, new_text])
     lost = lost_facts(kept, target.text) + lost_facts(kept, new_text)
     judgement = replace(
         decision.judgement,

@@ -29,23 +29,17 @@ from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.errors import ApplicationError
 from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
 from memory_app.judge.base import DecidingJudge
+from memory_app.judge.merge import AS_SAID, choose_merge_text
 from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeOperation
 from memory_app.models.memory import MemoryStatus
-from memory_app.selectors.store.neighbours import Neighbour, Scope, scope_neighbours
+from memory_app.selectors.store.neighbours import Neighbour, Scope, neighbour_origin, scope_neighbours
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.quotas import memory_quota_check, memory_quota_note
 from memory_app.services.store import locks
-from memory_app.services.store.actions import (
-    AS_SAID,
-    act_on_decision,
-    is_merge,
-    merge_new,
-    merge_text_for,
-    unmergeable,
-)
+from memory_app.services.store.actions import act_on_decision, is_merge, merge_new, unmergeable
 from memory_app.services.store.config import DedupConfig, resolve_dedup_config
 from memory_app.services.store.embedding_backfill import (
     embedding_backfill_enqueue,
@@ -201,7 +195,7 @@ def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
 def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
     """For a message kept as said: the active memory a row with the same text was merged into.
     A merge may keep the clean fact drawn from a message rather than the message's own words
-    (actions.merge_text_for); the same message said again is then that fact, not a new row."""
+    (judge.merge.choose_merge_text); the same message said again is then that fact, not a new row."""
     if (item.metadata or {}).get("extracted_by") != AS_SAID:
         return None
     result = (
@@ -347,12 +341,13 @@ def _store_decided(
         judgement = decision[0].judgement
         assert judgement is not None, "a merge decision carries its judgement (is_merge)"
         origin = (item.metadata or {}).get("extracted_by", "")
-        text = merge_text_for(
-            tenant=tenant,
-            new_text=item.text,
+        text = choose_merge_text(
+            new=item.text,
+            old=target.text,
+            relation=judgement.relation,
+            proposed=judgement.merged_text,
             new_origin=origin if isinstance(origin, str) else "",
-            target=target,
-            judgement=judgement,
+            old_origin=lambda: neighbour_origin(tenant=tenant, neighbour=target),
         )
         if text is not None:
             try:
