@@ -32,15 +32,22 @@ def judge_warmup() -> None:
     from memory_app.embeddings.tokens import count_tokens
     from memory_app.judge.calibration.params import load_calibration
     from memory_app.judge.offline import judge_from_words
+    from memory_app.judge.signals.quantities import quantities
 
+    new = "Alice paid $1,800 for the trip to Paris on 3 May"
+    old = "Alice paid eighteen hundred dollars for her Paris trip in May"
     # Amounts in two notations, a name and a date: each table the rules read is loaded.
     judge_from_words(
-        "Alice paid $1,800 for the trip to Paris on 3 May",
-        "Alice paid eighteen hundred dollars for her Paris trip in May",
+        new,
+        old,
         0.2,
         # The configured model's file: warm-up reads no database (the live model is the registry's).
         load_calibration(configured_model_name()),
     )
+    # The rules read their facts lazily, and the pair above may be decided before the amounts are
+    # read: the unit registry is loaded here, whatever the rules' order.
+    for text in (new, old):
+        quantities(text)
     count_tokens("warm-up")
 
 
