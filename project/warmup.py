@@ -32,7 +32,7 @@ def judge_warmup() -> None:
     from memory_app.embeddings.tokens import count_tokens
     from memory_app.judge.calibration.params import load_calibration
     from memory_app.judge.offline import judge_from_words
-    from memory_app.judge.signals.quantities import quantities
+    from memory_app.judge.signals.quantities import units_load
 
     new = "Alice paid $1,800 for the trip to Paris on 3 May"
     old = "Alice paid eighteen hundred dollars for her Paris trip in May"
@@ -46,8 +46,7 @@ def judge_warmup() -> None:
     )
     # The rules read their facts lazily, and the pair above may be decided before the amounts are
     # read: the unit registry is loaded here, whatever the rules' order.
-    for text in (new, old):
-        quantities(text)
+    units_load()
     count_tokens("warm-up")
 
 

@@ -72,6 +72,11 @@ def _tokens(text: str) -> list[_Token]:
     return out
 
 
+def units_load() -> None:
+    """Load the unit registry now (server warm-up), not on the first amount a request reads."""
+    _registry()
+
+
 @lru_cache(maxsize=1)
 def _registry() -> Any:
     # start-up cost: the unit registry (about a second) only when a text states an amount
