@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
@@ -12,6 +12,8 @@ from rest_framework.request import Request
 
 from memory_app.api.strict import StrictSerializer
 from memory_app.db_routing import CONSISTENCY_CHOICES, run_read
+from memory_app.models import Tenant
+from memory_app.services.store.access import memory_access_record
 
 T = TypeVar("T")
 
@@ -46,3 +48,11 @@ def read_with_consistency(request: Request, fn: Callable[[], T]) -> T:
     checked = ConsistencyParamsSerializer(data=request.query_params)
     checked.is_valid(raise_exception=True)
     return run_read(fn, consistency=checked.validated_data["consistency"])
+
+
+def read_counting_access(request: Request, tenant: Tenant, fn: Callable[[], tuple[T, Sequence[int]]]) -> T:
+    """`read_with_consistency` for a read that answers with memories: `fn` returns its body and the
+    ids of the memories it showed, whose access is counted once the read is done (reads never write)."""
+    body, shown = read_with_consistency(request, fn)
+    memory_access_record(tenant=tenant, memory_ids=shown)
+    return body

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
-from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
+from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_counting_access
 from memory_app.api.conversation_serializers import ID
 from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, represent
@@ -24,7 +24,6 @@ from memory_app.models.shortterm import MessageRole
 from memory_app.selectors.context.injection import memory_context
 from memory_app.selectors.context.turn import ContextRequest, context_all, shown_memory_ids
 from memory_app.selectors.memories import memory_supersedes_attach
-from memory_app.services.store.access import memory_access_record
 
 
 class ContextFactSerializer(serializers.Serializer):
@@ -104,9 +103,7 @@ class ContextApi(APIView):
         values = data.validated_data
         tenant = tenant_of(request)
 
-        shown: list[int] = []
-
-        def context() -> dict[str, Any]:
+        def context() -> tuple[dict[str, Any], list[int]]:
             result = memory_context(
                 tenant=tenant,
                 filters=filters_from(values["filters"]),
@@ -118,7 +115,6 @@ class ContextApi(APIView):
                 time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[fact.memory for fact in result.facts])
-            shown[:] = [i for fact in result.facts for i in fact.member_ids]
             body = {
                 "context": result.text,
                 "tokens": result.tokens,
@@ -127,11 +123,10 @@ class ContextApi(APIView):
                 "degraded": list(result.degraded),
                 "time_window": result.time_window,
             }
-            return represent(self.ContextOutputSerializer, body)
+            shown = [i for fact in result.facts for i in fact.member_ids]
+            return represent(self.ContextOutputSerializer, body), shown
 
-        answer = read_with_consistency(request, context)
-        memory_access_record(tenant=tenant, memory_ids=shown)
-        return Response(answer)
+        return Response(read_counting_access(request, tenant, context))
 
 
 class PartErrorSerializer(serializers.Serializer):
@@ -243,13 +238,8 @@ class ContextAllApi(APIView):
         data.is_valid(raise_exception=True)
         tenant = tenant_of(request)
 
-        shown: list[int] = []
-
-        def context() -> Any:
+        def context() -> tuple[Any, list[int]]:
             result = context_all(tenant=tenant, request=ContextRequest(**data.validated_data))
-            shown[:] = shown_memory_ids(result)
-            return represent(self.ContextAllOutputSerializer, result)
+            return represent(self.ContextAllOutputSerializer, result), shown_memory_ids(result)
 
-        answer = read_with_consistency(request, context)
-        memory_access_record(tenant=tenant, memory_ids=shown)
-        return Response(answer)
+        return Response(read_counting_access(request, tenant, context))

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
-from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_with_consistency
+from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_counting_access
 from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import (
     MEMORY_FIELDS,
@@ -26,7 +26,6 @@ from memory_app.models.memory import MemoryKind
 from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search.options import MODES
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
-from memory_app.services.store.access import memory_access_record
 
 MAX_QUERY_CHARS = 4000
 
@@ -163,9 +162,7 @@ class MemorySearchApi(APIView):
         fields = memory_fields_parse(values["fields"]) if "fields" in values else None
         tenant = tenant_of(request)
 
-        shown: list[int] = []
-
-        def search() -> dict[str, Any]:
+        def search() -> tuple[dict[str, Any], list[int]]:
             result = memory_search(
                 tenant=tenant,
                 query=values["query"],
@@ -176,7 +173,6 @@ class MemorySearchApi(APIView):
                 time_query=time_query_from(values),
             )
             memory_supersedes_attach(tenant=tenant, memories=[hit.memory for hit in result.hits])
-            shown[:] = [i for hit in result.hits for i in hit.member_ids]
             body = {
                 "mode": result.mode,
                 "count": len(result.hits),
@@ -188,8 +184,6 @@ class MemorySearchApi(APIView):
             if fields is not None:
                 for hit in data["results"]:
                     hit["memory"] = memory_trimmed(hit["memory"], fields)
-            return data
+            return data, [i for hit in result.hits for i in hit.member_ids]
 
-        answer = read_with_consistency(request, search)
-        memory_access_record(tenant=tenant, memory_ids=shown)
-        return Response(answer)
+        return Response(read_counting_access(request, tenant, search))
