@@ -442,7 +442,6 @@ class _Comparable:
     """What `same_word_in` looks up in a set of words, built once per set."""
 
     by_first: dict[str, tuple[str, ...]]  # shared root and short form need the same first letter
-    words: frozenset[str]
     slips: frozenset[str]  # each word long enough for a slip with a letter dropped or two swapped
     lengths: frozenset[int]  # of the words long enough for a slip
 
@@ -466,7 +465,7 @@ def _comparable(others: frozenset[str]) -> _Comparable:
         if len(other) >= _TYPO_FROM:
             slips |= _slips(other)
     lengths = frozenset(len(o) for o in others if len(o) >= _TYPO_FROM)
-    return _Comparable({k: tuple(v) for k, v in by_first.items()}, others, frozenset(slips), lengths)
+    return _Comparable({k: tuple(v) for k, v in by_first.items()}, frozenset(slips), lengths)
 
 
 def same_word_in(word: str, others: frozenset[str]) -> bool:
@@ -485,14 +484,14 @@ def same_word_in(word: str, others: frozenset[str]) -> bool:
     # `word` is another's slip (a letter of it dropped, two swapped), or another is `word` with a
     # letter dropped (the other may be no shorter than _TYPO_FROM either).
     if word in index.slips:
-        if word not in index.words:
+        if word not in others:
             return True
         # `word` is itself one of the others (never a slip of itself): compare it with the rest.
-        if any(other != word and spelling_variant(word, other) for other in index.words):
+        if any(other != word and spelling_variant(word, other) for other in others):
             return True
     if len(word) - 1 not in index.lengths:
         return False
-    return any(word[:i] + word[i + 1 :] in index.words for i in range(len(word)))
+    return any(word[:i] + word[i + 1 :] in others for i in range(len(word)))
 
 
 def _initials(words: Sequence[str]) -> str:
