@@ -214,7 +214,8 @@ class Loaded:
 def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: list[Turn]) -> Loaded:
     """1. Bulk load, one scope per conversation."""
     from memory_app.evaluation.locomo import turn_text
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
     loaded = Loaded(ours_dia={}, mem0_dia={}, seconds={"ours": 0.0, "mem0": 0.0})
@@ -225,7 +226,7 @@ def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: li
         t0 = time.perf_counter()
         for start in range(0, len(texts), BATCH):
             items = [MemoryInput(text=text, user_id=scope) for text in texts[start : start + BATCH]]
-            outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
+            outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
             for outcome, turn in zip(outcomes, mine[start : start + BATCH], strict=True):
                 loaded.ours_dia.setdefault(outcome.memory_id, turn.dia_id)
         loaded.seconds["ours"] += time.perf_counter() - t0
@@ -292,10 +293,11 @@ def new_scope_stores(
 
 def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicate: bool) -> list[float]:
     """Seconds of each of this service's stores of `texts`, one a call, into `scope`."""
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
-    options = StoreOptions(deduplicate=deduplicate)
+    options = StoreOverrides(deduplicate=deduplicate)
     seconds = []
     for text in texts:
         t0 = time.perf_counter()

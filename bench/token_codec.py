@@ -70,12 +70,12 @@ def pair_decisions(path: Path) -> dict[str, list]:
 
 def _outcomes(tenant, items, position: dict[int, int]) -> list[list]:  # type: ignore[no-untyped-def]
     """Store `items` one by one; per item its outcome and the position of the item it joined."""
-    from memory_app.services.store.types import StoreOptions
+    from memory_app.overrides import StoreOverrides
     from memory_app.services.store.write import memory_store
 
     out = []
     for index, item in enumerate(items):
-        [outcome] = memory_store(tenant=tenant, items=[item], options=StoreOptions())
+        [outcome] = memory_store(tenant=tenant, items=[item], options=StoreOverrides())
         position.setdefault(outcome.memory_id, index)
         out.append([outcome.outcome, position[outcome.memory_id]])
     return out

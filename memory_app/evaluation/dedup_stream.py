@@ -29,9 +29,10 @@ from memory_app.judge.llm import LLMJudge
 from memory_app.judge.merge import lost_facts
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.search.query import SearchFilters, memory_search
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
 
@@ -68,7 +69,7 @@ def stream_store(
     facts: list[StreamFact],
     vectors: Any,
     scope: str,
-    options: StoreOptions,
+    options: StoreOverrides,
     judge: RelationJudge | None = None,
     progress: Progress = _no_progress,
     label: str = "storing",
@@ -167,7 +168,7 @@ def evaluate_stream(
             facts=facts,
             vectors=vectors,
             scope=scope,
-            options=StoreOptions(judge=judge),
+            options=StoreOverrides(judge=judge),
             judge=llm,
             progress=progress,
             label="storing (dedup)",
@@ -177,7 +178,7 @@ def evaluate_stream(
             facts=facts,
             vectors=vectors,
             scope=scope,
-            options=StoreOptions(deduplicate=False),
+            options=StoreOverrides(deduplicate=False),
             progress=progress,
             label="storing (no dedup)",
         )
