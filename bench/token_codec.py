@@ -62,7 +62,7 @@ def use_codec(name: str) -> None:
 
 
 def pair_decisions(path: Path) -> dict[str, list]:
-    from memory_app.evaluation.dedup import evaluate_pairs, load_pairs
+    from memory_eval.dedup import evaluate_pairs, load_pairs
 
     results, _ = evaluate_pairs(pairs=load_pairs(path))
     return {r.pair.id: [r.decision, r.kept_richer] for r in results}
@@ -104,9 +104,9 @@ def scenario_decisions(path: Path) -> dict[str, list]:
 
 def stream_decisions(path: Path) -> dict[str, list]:
     from memory_app.embeddings import embed_texts
-    from memory_app.evaluation.stream import load_stream, namespace_of, user_of
     from memory_app.models import Memory, Tenant
     from memory_app.services.store.types import MemoryInput
+    from memory_eval.stream import load_stream, namespace_of, user_of
 
     facts, _ = load_stream(path, source="observations", conversations=[0, 1, 2, 3, 4])
     vectors = embed_texts([f.text for f in facts], tenant=None)

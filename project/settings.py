@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "memory_app.apps.MemoryAppConfig",
+    "memory_eval.apps.MemoryEvalConfig",
 ]
 
 MIDDLEWARE = [

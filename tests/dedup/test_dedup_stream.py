@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory_app.evaluation.stream import load_stream, parse_conversations, user_of
 from memory_app.models import Tenant
+from memory_eval.stream import load_stream, parse_conversations, user_of
 from tests.factories.stream import FACTS, locomo_file, stream_report
 
 
@@ -102,9 +102,9 @@ def test_stream_evaluation_rejects_a_missing_conversation(tmp_path):
 
 
 def test_a_merge_result_stands_for_the_dialog_ids_of_every_source_along_a_chain():
-    from memory_app.evaluation.dedup_stream import _track
-    from memory_app.evaluation.stream import StreamFact
     from memory_app.services.store.types import StoreOutcome
+    from memory_eval.dedup_stream import _track
+    from memory_eval.stream import StreamFact
 
     def fact(ids: str) -> StreamFact:
         return StreamFact(0, 1, "Ann", "a fact", frozenset(ids.split()), None)

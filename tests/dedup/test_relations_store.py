@@ -13,7 +13,6 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_app.evaluation.scenarios import load_scenarios, run_scenarios
 from memory_app.judge.merge import names
 from memory_app.judge.signals import text_norm as tn
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
@@ -24,6 +23,7 @@ from memory_app.services.actors import Actor
 from memory_app.services.review.clusters import cluster_bulk_merge
 from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
+from memory_eval.scenarios import load_scenarios, run_scenarios
 from tests.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_app.evaluation.dedup import (
+from memory_eval.dedup import (
     DECISIONS,
     LABELS,
     evaluate_pairs,
@@ -17,14 +17,14 @@ from memory_app.evaluation.dedup import (
     load_pairs,
     pair_decisions,
 )
-from memory_app.evaluation.dedup_stream import OUTCOMES, evaluate_stream
-from memory_app.evaluation.scenarios import (
+from memory_eval.dedup_stream import OUTCOMES, evaluate_stream
+from memory_eval.scenarios import (
     evaluate_scenarios,
     load_scenarios,
     scenario_decisions,
     scenario_report,
 )
-from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
+from memory_eval.stream import SCOPES, SOURCES, load_stream, parse_conversations
 
 RATES = (
     "false_merge_rate",

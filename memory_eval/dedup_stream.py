@@ -22,8 +22,6 @@ from typing import Any
 import numpy as np
 
 from memory_app.embeddings import embed_texts
-from memory_app.evaluation.locomo import Question
-from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
 from memory_app.judge.base import RelationJudge
 from memory_app.judge.llm import LLMJudge
 from memory_app.judge.merge import lost_facts
@@ -35,6 +33,8 @@ from memory_app.services.api_keys import tenant_create
 from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
+from memory_eval.locomo import Question
+from memory_eval.stream import StreamFact, namespace_of, user_of
 
 OUTCOMES = ("created", "duplicate_of", "merged_into", "superseded", "queued_for_review")
 KS = (5, 10)
