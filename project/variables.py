@@ -21,7 +21,7 @@ ENV_FILE = text(
     "ENV_FILE",
     ".env",
     "file of `KEY=VALUE` defaults (written by `bin/serve`); empty disables it",
-    read_by="project/settings.py",
+    read_by="settings.py, before the others",
     **_OPS,
 )
 DEBUG = flag(
@@ -277,7 +277,7 @@ ADMIN_PASSWORD = text(
     read_by="manage.py ensure_admin",
     **_OPS,
 )
-_CITUS = {"read_by": "bin/citus (project/citus_cluster.py)", **_OPS}
+_CITUS = {"read_by": "project/citus_cluster.py", **_OPS}
 CITUS_CACHE_DIR = text(
     "CITUS_CACHE_DIR",
     "",
