@@ -115,7 +115,7 @@ def _check_range(name: str, value: float, minimum: float | None, maximum: float 
 # --- Declarations -----------------------------------------------------------------------------
 # Each variable is declared once, as a `Setting`: its name, type, default, allowed values, one line
 # of documentation and the docs table that lists it. The service's knobs are declared on the fields
-# of their domain's object (memory_app/conf.py), the infrastructure's in project/variables.py;
+# of their domain's object (memory_app/conf/), the infrastructure's in project/variables.py;
 # settings.py reads both through `Setting.read`, and `manage.py settings_doc --write` writes the
 # README and docs/OPERATIONS.md tables from them (tests/project/test_settings_declared.py: no drift).
 

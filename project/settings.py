@@ -1,7 +1,7 @@
 """Django's settings: the infrastructure's own values, and the service's knobs, all parsed strictly.
 
 Every environment variable is declared once: the infrastructure's in project/variables.py, the
-service's tuning knobs on their domain's object in memory_app/conf.py. This module reads both
+service's tuning knobs on their domain's object in memory_app/conf/. This module reads both
 (`.read()`, `settings_from_env`): a bad value stops start-up with a message naming the variable. The
 README's and docs/OPERATIONS.md's settings tables are generated from the same declarations.
 """
@@ -243,7 +243,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEO
 # Publishing a task to a dead broker gives up after ~1 s instead of blocking the request or command.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.3}
 
-# --- The service's knobs (memory_app/conf.py: one declaration per field of a domain's object) ------
+# --- The service's knobs (memory_app/conf/: one declaration per field of a domain's object) ------
 globals().update(settings_from_env(base_dir=BASE_DIR))
 
 # --- Quota counters -------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The settings tables of README.md and docs/OPERATIONS.md, written from the declarations.
 
 Every environment variable is declared once (project/variables.py for the infrastructure,
-memory_app/conf.py for the service's knobs); each declaration names the table that lists it. A
+memory_app/conf/ for the service's knobs); each declaration names the table that lists it. A
 table sits between two marker comments in its document and is replaced whole by
 `manage.py settings_doc --write`; tests/project/test_settings_declared.py fails when a document's
 table differs from what the declarations give.

@@ -3,7 +3,7 @@
 Django's own and the infrastructure's values: debug and secrets, HTTP security, the database and
 its replicas, the API's request limits, Celery, health checks, logging, and the variables that
 scripts and server configs read themselves (`read_by`). The service's tuning knobs are declared
-on the fields of their domain's object in memory_app/conf.py. settings.py reads every one of these
+on the fields of their domain's object in memory_app/conf/. settings.py reads every one of these
 through `.read()`; the docs tables are generated from them (`manage.py settings_doc --write`).
 """
 

@@ -118,7 +118,7 @@ def test_code_that_reads_the_environment_itself_reads_only_declared_variables_wi
 
 
 def test_the_config_objects_read_only_declared_settings_and_each_is_a_django_setting():
-    source = (ROOT / "memory_app" / "conf.py").read_text(encoding="utf-8")
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "memory_app" / "conf").glob("*.py"))
     read_by_name = set(re.findall(r"settings\.([A-Z][A-Z0-9_]+)", source))
     assert sorted(read_by_name - set(DECLARED)) == []
     assert [s.name for s in conf.DECLARED if not hasattr(settings, s.name)] == []

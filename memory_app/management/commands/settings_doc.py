@@ -10,7 +10,7 @@ from project.settings_doc import documents
 class Command(BaseCommand):
     help = (
         "Write the settings tables of README.md and docs/OPERATIONS.md from the declarations "
-        "(project/variables.py, memory_app/conf.py). Without --write: say which table is out of date "
+        "(project/variables.py, memory_app/conf/). Without --write: say which table is out of date "
         "and exit 1 if one is."
     )
     requires_system_checks: list[str] = []
