@@ -143,11 +143,13 @@ def evaluate_stream(
     judge: str | None = None,
     progress: Progress = _no_progress,
     examples: int = 25,
+    decisions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Both passes (dedup on, dedup off) in scratch tenants that are deleted afterwards, even on error.
 
     `examples`: how many merges and supersedes the report quotes, both texts each (`merges`); 0
-    for a held-out check, whose examples must not be read.
+    for a held-out check, whose examples must not be read. `decisions`, when given, receives one row
+    per stored fact (stream_decisions).
 
     With the LLM judge, one instance serves the whole run (the store would make one per item) so
     the report can say how often it fell back to the offline judge.
@@ -210,10 +212,34 @@ def evaluate_stream(
             report.update(llm_calls=llm.calls, llm_fallbacks=llm.fallbacks)
         report["lossy_merges"] = lossy_merges(dedup, facts)
         report["merges"] = merge_examples(dedup, facts, limit=examples) if examples else []
+        if decisions is not None:
+            decisions.extend(stream_decisions(dedup, facts))
     finally:
         for tenant in tenants:
             tenant.delete()
     return report
+
+
+def stream_decisions(run: StreamRun, facts: list[StreamFact]) -> list[dict[str, Any]]:
+    """One row per fact in stream order: its outcome, relation and confidence, and the facts it was
+    merged with or superseded, named by their place in the stream (row ids differ between runs), to
+    compare two versions of the judge fact by fact."""
+    first_fact: dict[int, int] = {}
+    rows = []
+    for index, (fact, outcome) in enumerate(zip(facts, run.outcomes, strict=True)):
+        first_fact.setdefault(outcome.memory_id, index)
+        rows.append(
+            {
+                "fact": index,
+                "text": fact.text,
+                "outcome": outcome.outcome,
+                "kept_by_fact": first_fact[outcome.memory_id],
+                "related_facts": sorted(first_fact.get(i, -1) for i in outcome.related_ids),
+                "relation": outcome.relation,
+                "confidence": None if outcome.confidence is None else round(outcome.confidence, 4),
+            }
+        )
+    return rows
 
 
 def lossy_merges(run: StreamRun, facts: list[StreamFact]) -> int:

@@ -73,8 +73,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--decisions",
             metavar="FILE",
-            help="pairs, scenarios: write one JSON line per pair (per stored text of a scenario) with "
-            "its input, outcome, relation and confidence, to compare two versions of the judge",
+            help="write one JSON line per pair (per stored text of a scenario, per fact of a stream) "
+            "with its input, outcome, relation and confidence, to compare two versions of the judge",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -119,6 +119,7 @@ class Command(BaseCommand):
 
         # One line per search about its result clusters would bury the progress bars.
         logging.getLogger("memory_app.selectors.search.query").setLevel(logging.WARNING)
+        decisions: list[dict[str, Any]] = []
         report = evaluate_stream(
             facts=facts,
             questions=questions,
@@ -126,7 +127,9 @@ class Command(BaseCommand):
             judge=options["judge"],
             progress=progress,
             examples=options["examples"],
+            decisions=decisions,
         )
+        _write_decisions(options["decisions"], decisions)
         report.update(
             {
                 "file": str(path),
