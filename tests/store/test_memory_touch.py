@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import Memory
-from memory_app.services.store.memories import memory_touch
+from memory_app.services.rows.memories import memory_touch
 from tests.factories import MemoryFactory, TenantFactory
 
 

@@ -21,7 +21,7 @@ from memory_app.services.maintenance.reindex import (
     vector_columns_resize,
     vector_columns_width,
 )
-from memory_app.services.store.tokens import memory_tokens_fill
+from memory_app.services.rows.tokens import memory_tokens_fill
 
 from ._ops import add_tenant_argument, tenant_or_none
 

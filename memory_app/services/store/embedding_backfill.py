@@ -24,7 +24,7 @@ from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.queue import task_send
-from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.rows.tokens import memory_tokens_save
 
 logger = logging.getLogger(__name__)
 

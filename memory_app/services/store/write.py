@@ -39,15 +39,15 @@ from memory_app.selectors.store.neighbours import Neighbour, Scope, neighbour_or
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.quotas import memory_quota_check, memory_quota_note
-from memory_app.services.store import locks
+from memory_app.services.rows import locks
+from memory_app.services.rows.memories import memory_build, memory_touch
+from memory_app.services.rows.tokens import memory_tokens_save
 from memory_app.services.store.actions import act_on_decision, is_merge, merge_new, unmergeable
 from memory_app.services.store.config import DedupConfig, resolve_dedup_config
 from memory_app.services.store.embedding_backfill import (
     embedding_backfill_enqueue,
     memories_embedding_pending,
 )
-from memory_app.services.store.memories import memory_build, memory_touch
-from memory_app.services.store.tokens import memory_tokens_save
 from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
