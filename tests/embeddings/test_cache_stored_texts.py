@@ -13,6 +13,7 @@ from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Memory
 from memory_app.services.store.forget import memory_purge
 from memory_app.services.store.types import MemoryInput, StoreOptions
 from memory_app.services.store.write import memory_store
+from memory_app.text import normalized_hash
 from tests.factories import TenantFactory, unit_vector
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +108,15 @@ def test_with_the_near_tier_on_a_stored_text_keeps_its_cache_row_for_the_proxy_v
     tenant = TenantFactory()
     _store(tenant, "My sister lives in Lisbon.")
     assert EmbeddingCacheEntry.objects.filter(tenant=tenant, proxy_embedding__isnull=False).count() == 1
+
+
+def test_a_memory_filled_by_the_embedding_sweep_gets_no_cache_row_and_answers_for_its_text():
+    from memory_app.services.store.embedding_backfill import memory_embeddings_fill
+
+    tenant = TenantFactory()
+    text = "My sister lives in Lisbon."
+    memory = Memory.objects.create(tenant=tenant, text=text, text_hash=normalized_hash(text), user_id="u")
+    assert memory_embeddings_fill(memory_ids=[memory.pk]) == 1
+    assert not EmbeddingCacheEntry.objects.filter(tenant=tenant).exists()
+    embed_text("My sister lives in Lisbon.", tenant=tenant)
+    assert _stats(tenant).exact_hits == 1
