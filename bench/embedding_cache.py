@@ -92,14 +92,15 @@ def bench_stored_hit(texts: list[str]) -> dict:
 
     from memory_app.embeddings import embed_text
     from memory_app.models import EmbeddingCacheEntry, Tenant
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
     tenant = Tenant.objects.create(name="embedding_cache stored", slug=f"embcache-{uuid.uuid4().hex[:12]}")
     try:
         for start in range(0, len(texts), 50):
             items = [MemoryInput(text=text, user_id="bench") for text in texts[start : start + 50]]
-            memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
+            memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
         rows = EmbeddingCacheEntry.objects.filter(tenant=tenant).count()
         latencies = []
         for text in texts:

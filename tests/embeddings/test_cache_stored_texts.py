@@ -10,8 +10,9 @@ from memory_app.embeddings import embed_text, embed_texts
 from memory_app.embeddings.cache.lookup import health
 from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pending_reset
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats, Memory
+from memory_app.overrides import StoreOverrides
 from memory_app.services.store.forget import memory_purge
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
 from tests.factories import TenantFactory, unit_vector
@@ -31,7 +32,7 @@ def _store(tenant, text: str, **fields) -> Memory:  # type: ignore[no-untyped-de
     [outcome] = memory_store(
         tenant=tenant,
         items=[MemoryInput(text=text, user_id="u", **fields)],
-        options=StoreOptions(deduplicate=False),
+        options=StoreOverrides(deduplicate=False),
     )
     return Memory.objects.get(pk=outcome.memory_id)
 
