@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sysconfig
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +40,9 @@ if TYPE_CHECKING:
 PEER_PYTHON = ROOT / "var" / "peer-venv" / "bin" / "python"
 SCOPE = "bench-scope"
 STORES = ("dedup", "plain", "mem0")
-SEARCHES = ("ours", "mem0")
+# "ours" is the default search; "ours plain" turns off the grouping of near-duplicate hits, a step
+# mem0's search does not take (the corpus repeats each sentence under many names: see peer_data).
+SEARCHES = ("ours", "ours plain", "mem0")
 # Each runner times one block: seconds of each call, the texts stored or searched in `scope`.
 Runner = Callable[[list[str], str], list[float]]
 
@@ -54,7 +59,8 @@ def mem0_init(dbname: str, process: str) -> dict[str, Any]:
     in SQLite, a file per `process`)."""
     from memory_app.conf import embeddings_config
 
-    history = ROOT / "var" / f"peer-mem0-history-{process}.db"
+    # Per process of this run: two runs side by side never share (or delete) each other's file.
+    history = Path(tempfile.gettempdir()) / f"peer-mem0-history-{os.getpid()}-{process}.db"
     history.unlink(missing_ok=True)
     return {
         **connection_fields(dbname),
@@ -190,13 +196,17 @@ def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicat
     return seconds
 
 
-def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str) -> list[float]:
+def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped: bool = True) -> list[float]:
+    from memory_app.selectors.search.options import SearchOptions
     from memory_app.selectors.search.query import SearchFilters, memory_search
 
+    options = None if grouped else SearchOptions(deduplicate=False)
     seconds = []
     for query in queries:
         t0 = time.perf_counter()
-        memory_search(tenant=tenant, query=query, filters=SearchFilters(user_id=scope), limit=10)
+        memory_search(
+            tenant=tenant, query=query, filters=SearchFilters(user_id=scope), limit=10, options=options
+        )
         seconds.append(time.perf_counter() - t0)
     return seconds
 
@@ -211,6 +221,9 @@ def in_process_runners(tenant: Tenant, mem0: Mem0) -> dict[str, Runner]:
         ),
         "mem0": lambda texts, scope: mem0.call("add_each", texts=texts, user_id=scope)["seconds"],
         "search ours": lambda queries, scope: search_one_by_one(tenant=tenant, queries=queries, scope=scope),
+        "search ours plain": lambda queries, scope: search_one_by_one(
+            tenant=tenant, queries=queries, scope=scope, grouped=False
+        ),
         "search mem0": lambda queries, scope: mem0.call(
             "search_each", queries=queries, user_id=scope, top_k=10
         )["seconds"],
@@ -250,6 +263,11 @@ def http_runners(client, ours: str, mem0: str) -> dict[str, Runner]:  # type: ig
             client,
             f"{ours}/api/v1/memories/search",
             [{"query": q, "limit": 10, "filters": {"user_id": scope}} for q in queries],
+        ),
+        "search ours plain": lambda queries, scope: timed_posts(
+            client,
+            f"{ours}/api/v1/memories/search",
+            [{"query": q, "limit": 10, "deduplicate": False, "filters": {"user_id": scope}} for q in queries],
         ),
         "search mem0": lambda queries, scope: timed_posts(
             client, f"{mem0}/search", [{"query": q, "user_id": scope, "top_k": 10} for q in queries]
@@ -317,10 +335,28 @@ def over_http(tenant: Tenant, mem0: Mem0, texts: Texts, *, reps: int, block: int
         with httpx.Client(timeout=120, headers={"Authorization": f"Bearer {key}"}) as client:
             runners = http_runners(client, ours, mem0_base)
             warm(runners, texts)
-            return interleaved(runners, texts, reps=reps, block=block, new_scope=new_scope)
+            measured = interleaved(runners, texts, reps=reps, block=block, new_scope=new_scope)
+            measured["health"] = health_floor(client, ours, mem0_base, reps=reps, block=block)
+            return measured
     finally:
         stop_server(ours_server)
         stop_server(mem0_server)
+
+
+def health_floor(client, ours: str, mem0: str, *, reps: int, block: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """What a request costs each server with no work in it: its liveness route (no database, no
+    model), p50 in ms, min / median / max over the reps, so the store and search figures' share of
+    transport and framework shows."""
+    seconds: dict[str, list[float]] = {"ours": [], "mem0": []}
+    for _ in range(reps):
+        for name, url in (("ours", f"{ours}/api/v1/health"), ("mem0", f"{mem0}/health")):
+            timed = []
+            for _ in range(block):
+                t0 = time.perf_counter()
+                client.get(url).raise_for_status()
+                timed.append(time.perf_counter() - t0)
+            seconds[name].append(pct(timed, 50))
+    return {name: spread(p50s) for name, p50s in seconds.items()}
 
 
 def texts(*, after: int, count: int) -> Texts:
