@@ -2,7 +2,7 @@
 
     python3.11 -m venv var/peer-venv && var/peer-venv/bin/pip install -r bench/peer/requirements.txt
     python bench/peer.py [--quick] [--json] [--conversations 0-4] [--reps 3] [--block N]
-                         [--sizes 10000,100000]
+                         [--sizes 10000,100000] [--phase locomo|scale]
 
 Both systems embed with the same packaged all-MiniLM-L6-v2 weights and store into the same
 embedded PostgreSQL with pgvector, each in databases of its own. mem0 runs in its own process and
@@ -23,14 +23,17 @@ repository's server is), and one client here times both (bench/support/peer_scal
    N memories for each of --sizes (bench/support/peer_data.py: the same real texts and MiniLM
    vectors for both, COPied; each run first removes what earlier runs stored). In-process, then
    over HTTP: per rep, a block of --block stores into that scope for each system (dedup, plain,
-   mem0), then a block of searches (ours, mem0), the order rotating per rep, every text new. On the
-   smallest size, the same stores into a new scope (one per block) first.
+   mem0), then a block of searches (ours, ours with grouping off, mem0), the order rotating per
+   rep, every text new. On the smallest size, the same stores into a new scope (one per block)
+   first. Over HTTP, also each server's bare liveness request (the floor of serving).
 
 Each latency figure is the block's p50 / p95 in ms, as min / median / max over --reps reps. The
 ratios (this service over mem0, medians of p50) are checked against docs/PERFORMANCE.md's targets:
 store with dedup <= 1.5, plain <= 1.0, search <= 1.0; recall@10 >= 1.3. --quick: conversation 0,
-sizes 1,000 and 2,000, blocks of 10 (about two minutes once the corpus is embedded). Full: 10,000 and
-100,000, blocks of 30. Results: bench/results/peer.json (peer_quick.json with --quick).
+sizes 1,000 and 2,000, blocks of 10. Full: conversations 0-4, 10,000 and 100,000, blocks of 30
+(once the corpus is embedded and loaded, which the first run does: about an hour on two busy
+cores). --phase runs one half and keeps the other's figures from the results file. Results:
+bench/results/peer.json (peer_quick.json with --quick).
 """
 
 from __future__ import annotations
