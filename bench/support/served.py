@@ -82,7 +82,9 @@ def stop_server(server: subprocess.Popen[bytes]) -> None:
             server.wait(10)
 
 
-async def wait_ready(base: str, server: subprocess.Popen[bytes], *, timeout: float = 180.0) -> None:
+async def wait_ready(
+    base: str, server: subprocess.Popen[bytes], *, timeout: float = 180.0, path: str = "/api/v1/health"
+) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -91,9 +93,9 @@ async def wait_ready(base: str, server: subprocess.Popen[bytes], *, timeout: flo
             if server.poll() is not None:
                 raise SystemExit(f"{server.args} exited with status {server.returncode}")
             try:
-                if (await client.get(f"{base}/api/v1/health")).status_code == 200:
+                if (await client.get(f"{base}{path}")).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
             await asyncio.sleep(0.25)
-    raise SystemExit(f"{server.args} did not answer /api/v1/health in time")
+    raise SystemExit(f"{server.args} did not answer {path} in time")
