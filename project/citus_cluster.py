@@ -111,7 +111,7 @@ def build(*, quiet: bool = False) -> Path:
     say = (lambda _msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     say(
         f"==> building Citus {CITUS_VERSION} for PostgreSQL {pg_version()} "
-        f"(about 10 minutes of one core; log {log})"
+        f"(about a minute of two idle cores; log {log})"
     )
     stage = cache / "stage"
     steps = [
