@@ -274,7 +274,7 @@ def main() -> None:
     }
     if args.blas_threads is not None:
         overrides["COMPACTION_BLAS_THREADS"] = args.blas_threads
-    # Through override_settings, whose signal drops the cached config objects (memory_app/conf.py).
+    # Through override_settings, whose signal drops the cached config objects (memory_app/conf/).
     override_settings(**overrides).enable()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     results = [run_size(total, args.seed, radius, args.reload) for total in sizes]

@@ -91,7 +91,7 @@ def main() -> None:
             print(json.dumps({"skipped": f"{data} absent"}))
         return
     django.setup()
-    from memory_app.evaluation.locomo import load_locomo, turn_text
+    from memory_eval.locomo import load_locomo, turn_text
 
     turns, questions = load_locomo(data)
     n = len(turns)

@@ -57,8 +57,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def seed(memories: int) -> str:
     from memory_app.models import Tenant
+    from memory_app.overrides import StoreOverrides
     from memory_app.services.api_keys import api_key_issue
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
     Tenant.objects.filter(slug="bench-mcp").delete()
@@ -68,7 +69,9 @@ def seed(memories: int) -> str:
         for i in range(memories)
     ]
     for start in range(0, len(items), 100):
-        memory_store(tenant=tenant, items=items[start : start + 100], options=StoreOptions(deduplicate=False))
+        memory_store(
+            tenant=tenant, items=items[start : start + 100], options=StoreOverrides(deduplicate=False)
+        )
     return api_key_issue(tenant=tenant, name="bench").raw_key
 
 

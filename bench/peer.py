@@ -53,8 +53,8 @@ OURS_DB, MEM0_DB = "memory_bench_peer", "memory_bench_peer_mem0"
 BATCH = 100
 
 if TYPE_CHECKING:
-    from memory_app.evaluation.locomo import Question, RecallTally, Turn
     from memory_app.models import Tenant
+    from memory_eval.locomo import Question, RecallTally, Turn
 
 
 class Mem0:
@@ -140,11 +140,11 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from memory_app.evaluation.locomo import load_locomo, turn_text
-    from memory_app.evaluation.stream import parse_conversations
     from memory_app.models import Memory, Tenant
     from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
+    from memory_eval.locomo import load_locomo, turn_text
+    from memory_eval.stream import parse_conversations
 
     conversations = parse_conversations(args.conversations or ("0" if args.quick else "0-4"))
     block = args.block or (10 if args.quick else 20)
@@ -213,9 +213,10 @@ class Loaded:
 
 def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: list[Turn]) -> Loaded:
     """1. Bulk load, one scope per conversation."""
-    from memory_app.evaluation.locomo import turn_text
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
+    from memory_eval.locomo import turn_text
 
     loaded = Loaded(ours_dia={}, mem0_dia={}, seconds={"ours": 0.0, "mem0": 0.0})
     for conversation in conversations:
@@ -225,7 +226,7 @@ def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: li
         t0 = time.perf_counter()
         for start in range(0, len(texts), BATCH):
             items = [MemoryInput(text=text, user_id=scope) for text in texts[start : start + BATCH]]
-            outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
+            outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
             for outcome, turn in zip(outcomes, mine[start : start + BATCH], strict=True):
                 loaded.ours_dia.setdefault(outcome.memory_id, turn.dia_id)
         loaded.seconds["ours"] += time.perf_counter() - t0
@@ -240,8 +241,8 @@ def recall_and_search(
     *, tenant: Tenant, mem0: Mem0, conversations: list[int], questions: list[Question], loaded: Loaded
 ) -> tuple[dict[str, RecallTally], dict[str, list[float]]]:
     """2. Recall and search latency at the loaded size."""
-    from memory_app.evaluation.locomo import RecallTally
     from memory_app.selectors.search.query import SearchFilters, memory_search
+    from memory_eval.locomo import RecallTally
 
     tallies = {"ours": RecallTally(), "mem0": RecallTally()}
     search_seconds: dict[str, list[float]] = {"ours": [], "mem0": []}
@@ -292,10 +293,11 @@ def new_scope_stores(
 
 def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicate: bool) -> list[float]:
     """Seconds of each of this service's stores of `texts`, one a call, into `scope`."""
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
-    options = StoreOptions(deduplicate=deduplicate)
+    options = StoreOverrides(deduplicate=deduplicate)
     seconds = []
     for text in texts:
         t0 = time.perf_counter()

@@ -38,12 +38,13 @@ def main() -> None:
     args = parser.parse_args()
     django.setup()
 
-    from memory_app.evaluation.conversations import lineage_sources
-    from memory_app.evaluation.locomo import load_locomo, user_of
     from memory_app.management.commands.evaluate_conversations import conversation_range
+
     from memory_app.models import Memory, Tenant
     from memory_app.selectors.search.query import SearchOptions, memory_search
     from memory_app.selectors.search.types import SearchFilters
+    from memory_eval.conversations import lineage_sources
+    from memory_eval.locomo import load_locomo, user_of
 
     chosen = sorted(conversation_range(args.conversations))
     _, questions = load_locomo(args.locomo)

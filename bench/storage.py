@@ -138,10 +138,10 @@ def store_path_sample(count: int) -> dict:
     from django.db import connection
     from support.benchdb import use_database
 
-    from memory_app.evaluation.locomo import load_locomo, turn_text
     from memory_app.models import Memory, Tenant
     from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
+    from memory_eval.locomo import load_locomo, turn_text
 
     turns, _ = load_locomo(ROOT.parent / "shared" / "data" / "locomo10.json")
     turns = [turn for turn in turns if turn.conversation <= 4][:count]

@@ -129,10 +129,14 @@ def time_single(tenant, plain_items, dedup_items) -> dict:  # type: ignore[no-un
     (the machine is shared; run-to-run noise is larger than the difference measured)."""
     from collections import Counter
 
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
-    modes = {"plain": (plain_items, StoreOptions(deduplicate=False)), "dedup": (dedup_items, StoreOptions())}
+    modes = {
+        "plain": (plain_items, StoreOverrides(deduplicate=False)),
+        "dedup": (dedup_items, StoreOverrides()),
+    }
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     outcomes: dict[str, Counter] = {m: Counter() for m in modes}
     by_outcome: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
@@ -179,10 +183,11 @@ def time_real(tenant, stores: int) -> dict:  # type: ignore[no-untyped-def]
 def time_batches(tenant, items, *, dedup: bool) -> dict:  # type: ignore[no-untyped-def]
     from collections import Counter
 
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
 
-    options = StoreOptions(deduplicate=dedup)
+    options = StoreOverrides(deduplicate=dedup)
     inputs = [MemoryInput(text=t, embedding=v, **store_data.SCOPE) for t, v in items]
     latencies, outcomes = [], Counter()
     started = time.perf_counter()

@@ -62,7 +62,7 @@ def use_codec(name: str) -> None:
 
 
 def pair_decisions(path: Path) -> dict[str, list]:
-    from memory_app.evaluation.dedup import evaluate_pairs, load_pairs
+    from memory_eval.dedup import evaluate_pairs, load_pairs
 
     results, _ = evaluate_pairs(pairs=load_pairs(path))
     return {r.pair.id: [r.decision, r.kept_richer] for r in results}
@@ -70,12 +70,12 @@ def pair_decisions(path: Path) -> dict[str, list]:
 
 def _outcomes(tenant, items, position: dict[int, int]) -> list[list]:  # type: ignore[no-untyped-def]
     """Store `items` one by one; per item its outcome and the position of the item it joined."""
-    from memory_app.services.store.types import StoreOptions
+    from memory_app.overrides import StoreOverrides
     from memory_app.services.store.write import memory_store
 
     out = []
     for index, item in enumerate(items):
-        [outcome] = memory_store(tenant=tenant, items=[item], options=StoreOptions())
+        [outcome] = memory_store(tenant=tenant, items=[item], options=StoreOverrides())
         position.setdefault(outcome.memory_id, index)
         out.append([outcome.outcome, position[outcome.memory_id]])
     return out
@@ -104,9 +104,9 @@ def scenario_decisions(path: Path) -> dict[str, list]:
 
 def stream_decisions(path: Path) -> dict[str, list]:
     from memory_app.embeddings import embed_texts
-    from memory_app.evaluation.stream import load_stream, namespace_of, user_of
     from memory_app.models import Memory, Tenant
     from memory_app.services.store.types import MemoryInput
+    from memory_eval.stream import load_stream, namespace_of, user_of
 
     facts, _ = load_stream(path, source="observations", conversations=[0, 1, 2, 3, 4])
     vectors = embed_texts([f.text for f in facts], tenant=None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -108,3 +110,103 @@ def _check_range(name: str, value: float, minimum: float | None, maximum: float 
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
         raise ImproperlyConfigured(f"{name} must be <= {maximum}, got {value}")
+
+
+# --- Declarations -----------------------------------------------------------------------------
+# Each variable is declared once, as a `Setting`: its name, type, default, allowed values, one line
+# of documentation and the docs table that lists it. The service's knobs are declared on the fields
+# of their domain's object (memory_app/conf/), the infrastructure's in project/variables.py;
+# settings.py reads both through `Setting.read`, and `manage.py settings_doc --write` writes the
+# README and docs/OPERATIONS.md tables from them (tests/project/test_settings_declared.py: no drift).
+
+README = "README.md"
+OPERATIONS = "docs/OPERATIONS.md"
+TABLES = (README, OPERATIONS)
+
+_T = TypeVar("_T")
+
+
+class _Unset:
+    pass
+
+
+_UNSET = _Unset()
+
+
+@dataclass(frozen=True)
+class Setting(Generic[_T]):
+    """One environment variable. `kind` picks the strict parser (and so the error message)."""
+
+    name: str
+    kind: Literal["bool", "int", "float", "optional_float", "str", "choice", "list"]
+    default: _T
+    doc: str
+    table: str = README
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    # The docs' wording of the default when the value above is not the whole story (it depends on
+    # DEBUG or another variable, or None means "from the calibration file").
+    default_doc: str = ""
+    # Not read by settings.py but by this script or file (documented here all the same).
+    read_by: str = ""
+
+    def read(self, *, default: _T | _Unset = _UNSET) -> _T:
+        """The parsed value; `default` replaces the declared one when it depends on other values."""
+        fallback: Any = self.default if isinstance(default, _Unset) else default
+        low, high = self.minimum, self.maximum
+        value: Any
+        if self.kind == "bool":
+            value = env_bool(self.name, fallback)
+        elif self.kind == "int":
+            value = env_int(
+                self.name,
+                fallback,
+                minimum=None if low is None else int(low),
+                maximum=None if high is None else int(high),
+            )
+        elif self.kind == "float":
+            value = env_float(self.name, fallback, minimum=low, maximum=high)
+        elif self.kind == "optional_float":
+            value = env_optional_float(self.name, minimum=low, maximum=high)
+        elif self.kind == "choice":
+            value = env_choice(self.name, fallback, self.choices)
+        elif self.kind == "list":
+            value = env_list(self.name, fallback)
+        else:
+            value = env_str(self.name, fallback)
+        return cast(_T, value)
+
+
+def flag(name: str, default: bool, doc: str, **extra: Any) -> Setting[bool]:
+    return Setting(name, "bool", default, doc, **extra)
+
+
+def integer(
+    name: str, default: int, low: int | None, high: int | None, doc: str, **extra: Any
+) -> Setting[int]:
+    return Setting(name, "int", default, doc, minimum=low, maximum=high, **extra)
+
+
+def number(
+    name: str, default: float, low: float | None, high: float | None, doc: str, **extra: Any
+) -> Setting[float]:
+    return Setting(name, "float", default, doc, minimum=low, maximum=high, **extra)
+
+
+def optional_number(name: str, low: float, high: float, doc: str, **extra: Any) -> Setting[float | None]:
+    """Unset or empty is None: the caller then uses its own default (e.g. a calibration file)."""
+    return Setting(name, "optional_float", None, doc, minimum=low, maximum=high, **extra)
+
+
+def choice(name: str, default: str, choices: tuple[str, ...], doc: str, **extra: Any) -> Setting[str]:
+    return Setting(name, "choice", default, doc, choices=choices, **extra)
+
+
+def text(name: str, default: str, doc: str, **extra: Any) -> Setting[str]:
+    return Setting(name, "str", default, doc, **extra)
+
+
+def names(name: str, default: list[str], doc: str, **extra: Any) -> Setting[list[str]]:
+    """A comma-separated list."""
+    return Setting(name, "list", default, doc, **extra)

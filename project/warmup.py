@@ -16,9 +16,9 @@ import os
 def embedding_warmup() -> None:
     if os.environ.get("EMBEDDING_WARMUP", "true").lower() in ("0", "false", "no", "off"):
         return
-    from django.conf import settings
+    from memory_app.conf import embeddings_config
 
-    if settings.EMBEDDING_PROVIDER == "local":
+    if embeddings_config().provider == "local":
         from memory_app.embeddings.local import local_embed
 
         local_embed(["warm-up"])

@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from memory_app.models import AgentProfile, ApiKey, Tenant
+from memory_app.overrides import profile_help
 from memory_app.services.api_keys import api_key_issue, api_key_revoke
 
 
@@ -51,9 +52,7 @@ class AgentProfileForm(forms.ModelForm):
         model = AgentProfile
         fields = ["tenant", "agent_id", "name", "config"]
         help_texts = {
-            "config": 'JSON: {"store": {"deduplicate", "candidate_radius", "judge", "review_below"}, '
-            '"search": {"deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", '
-            '"dbscan_epsilon", "dbscan_min_points", "mmr", "mmr_lambda", "half_life_days"}}',
+            "config": profile_help(),
         }
 
 

@@ -6,11 +6,12 @@ from typing import Any
 
 from rest_framework import serializers
 
+from memory_app.api.overrides import overrides_serializer
 from memory_app.api.serializers import MemoryOutputSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.conf import store_config
-from memory_app.models.agent_config import JUDGES
 from memory_app.models.memory import MemoryKind
+from memory_app.overrides import STORE_KNOBS
 from memory_app.services.store.validation import EPISODIC_NEEDS_USER, metadata_problems
 
 
@@ -76,16 +77,8 @@ class MemoryStoreInputSerializer(MemoryWritableFields):
         return attrs
 
 
-class StoreOptionsSerializer(StrictSerializer):
-    """Per-request overrides (query parameters) of the agent profile and the global settings."""
-
-    deduplicate = serializers.BooleanField(
-        required=False, allow_null=True, default=None, help_text="false: store without semantic dedup"
-    )
-    candidate_radius = serializers.FloatField(
-        required=False, min_value=0.0, max_value=2.0, help_text="loose cosine-distance radius"
-    )
-    judge = serializers.ChoiceField(choices=JUDGES, required=False, help_text="relation judge")
+# Per-request overrides (query parameters) of the agent profile and the global settings.
+StoreOptionsSerializer = overrides_serializer("StoreOptionsSerializer", STORE_KNOBS, StrictSerializer)
 
 
 class StoreOutcomeSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 Every substantive message of a human speaker (role `user`; several speakers in a multi-party chat)
 is kept as said: "Speaker: words", its neighbouring messages as `context` (the layout that
-`evaluate_retrieval` measures best, see evaluation/locomo.py), its date resolved from the message
+`evaluate_retrieval` measures best, see memory_eval/locomo.py), its date resolved from the message
 time. The rule extractor then adds the statements it is sure of, about the right person: first
 person ("I love hiking") is about the speaker, second person ("Your kids are adorable") about the
 person addressed. An assistant's or tool's words only serve as context: they are not evidence about

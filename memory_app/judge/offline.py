@@ -32,7 +32,7 @@ def duplicate_probability(facts: PairFacts, cal: Calibration) -> float:
     """The fitted logistic model's P(duplicate | not refine) for one pair."""
     if not cal.coef:
         return 0.0
-    x = facts.vector(cal.default_distance, cal.feature_names)
+    x = facts.vector(cal.default_distance, cal.feature_names, cal.features)
     z = (x - np.asarray(cal.mean)) / np.asarray(cal.scale)
     score = float(z @ np.asarray(cal.coef) + cal.intercept)
     return 1.0 / (1.0 + math.exp(-score))
@@ -42,7 +42,7 @@ def duplicate_probability_bound(facts: PairFacts, cal: Calibration) -> float:
     """An upper bound of duplicate_probability() that never runs the token model (judge/signals/gate.py)."""
     if not cal.coef:
         return 0.0
-    lo, hi = facts.intervals(cal.default_distance, cal.feature_names)
+    lo, hi = facts.intervals(cal.default_distance, cal.feature_names, cal.features)
     score = gate.score_upper_bound(
         lo, hi, mean=cal.mean, scale=cal.scale, coef=cal.coef, intercept=cal.intercept
     )
@@ -135,7 +135,7 @@ class PairReading:
             # minimum): every rule below gives the verdict the exact probability gives, so the token
             # model is skipped. Only a distinct verdict's confidence is then the bound's, a lower one.
             p = bound
-        elif self.words_only and not facts.features_known(cal.feature_names):
+        elif self.words_only and not facts.features_known(cal.feature_names, cal.features):
             return NEEDS_ALIGNMENT
         else:
             p = duplicate_probability(facts, cal)

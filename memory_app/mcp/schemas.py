@@ -11,21 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_app.overrides import knob_names
+
 # How the service retrieves, deduplicates and judges: settings and agent profiles hold them
 # (docs/OPERATIONS.md); a tool call that sets one is refused (tools.ToolSpec.call) rather than
 # silently obeyed or ignored.
-OPERATOR_KNOBS = frozenset(
+OPERATOR_KNOBS = knob_names() | frozenset(
     {
         "consistency",
-        "candidate_radius",
-        "judge",
-        "deduplicate",
-        "dedup_threshold",
-        "dedup_use_llm",
-        "clustering",
-        "mmr",
-        "mmr_lambda",
-        "half_life_days",
         "max_distance",
         "extraction",
         # Whether a time in the query boosts or filters: how the service ranks, like mmr.

@@ -19,7 +19,7 @@ from memory_app.models import DuplicateCluster, EmbeddingCacheStats, KeptApartPa
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
 from memory_app.services.review.clusters import cluster_keep_apart, cluster_merge
-from memory_app.services.review.demo import DEMO_CASES
+from memory_eval.review_demo import DEMO_CASES
 from tests.factories import MemoryFactory, TenantFactory
 from tests.factories.review import plant_cluster
 
@@ -221,7 +221,7 @@ def test_lineage_tree_and_dashboard_render(page: Any) -> None:
 def test_a_new_operator_clears_twenty_planted_clusters_from_the_pages_alone(page: Any) -> None:
     """Acceptance: start at the admin home, follow the links and the judge's framed suggestion
     (splitting the one mixed cluster by reading it), and the queue ends empty."""
-    from memory_app.services.review.demo import review_demo_seed
+    from memory_eval.review_demo import review_demo_seed
 
     tenant = TenantFactory(name="Review demo", slug="review-demo")
     review_demo_seed(tenant=tenant, count=20)

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from memory_app.models import DuplicateCluster, Memory, Tenant
-from memory_app.services.review.demo import DEMO_CASES
+from memory_eval.review_demo import DEMO_CASES
 
 pytestmark = pytest.mark.django_db
 

@@ -53,8 +53,8 @@ def test_a_bad_conversation_range_is_a_clear_error():
 
 @pytest.mark.django_db
 def test_date_resolution_tells_apart_messages_of_two_conversations_with_the_same_dia_id():
-    from memory_app.evaluation.conversations import date_resolution
-    from memory_app.evaluation.locomo import Question, Turn
+    from memory_eval.conversations import date_resolution
+    from memory_eval.locomo import Question, Turn
     from tests.factories import MemoryFactory, TenantFactory
 
     tenant = TenantFactory()

@@ -8,10 +8,10 @@ import pytest
 import respx
 from django.core.management import call_command
 
-from memory_app.evaluation.extraction import overlap, score_extractor
 from memory_app.extraction import extract_memories
 from memory_app.extraction.rules import extract_rules
 from memory_app.extraction.types import ExtractedMemory
+from memory_eval.extraction import overlap, score_extractor
 from tests.support.kinds_helpers import CHAT_URL, chat_response, use_llm
 
 

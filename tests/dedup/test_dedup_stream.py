@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory_app.evaluation.stream import load_stream, parse_conversations, user_of
 from memory_app.models import Tenant
+from memory_eval.stream import load_stream, parse_conversations, user_of
 from tests.factories.stream import FACTS, locomo_file, stream_report
 
 
@@ -102,9 +102,9 @@ def test_stream_evaluation_rejects_a_missing_conversation(tmp_path):
 
 
 def test_a_merge_result_stands_for_the_dialog_ids_of_every_source_along_a_chain():
-    from memory_app.evaluation.dedup_stream import _track
-    from memory_app.evaluation.stream import StreamFact
     from memory_app.services.store.types import StoreOutcome
+    from memory_eval.dedup_stream import _track
+    from memory_eval.stream import StreamFact
 
     def fact(ids: str) -> StreamFact:
         return StreamFact(0, 1, "Ann", "a fact", frozenset(ids.split()), None)
@@ -117,3 +117,14 @@ def test_a_merge_result_stands_for_the_dialog_ids_of_every_source_along_a_chain(
     _track(ids, StoreOutcome("superseded", 6, related_ids=(5,)), fact("D4:1"))
     assert ids[5] == {"D1:1", "D1:2", "D2:7", "D3:1", "D3:2"}
     assert ids[6] == {"D4:1"}  # an update states the new value only
+
+
+@pytest.mark.django_db
+def test_stream_decisions_name_each_fact_and_what_it_was_merged_with_by_place_in_the_stream(tmp_path):
+    path = refining_stream(tmp_path / "locomo.json")
+    decisions = tmp_path / "decisions.jsonl"
+    stream_report(path, "--conversations", "0", "--decisions", str(decisions))
+    rows = [json.loads(line) for line in decisions.read_text().splitlines()]
+    assert [(r["fact"], r["outcome"]) for r in rows] == [(0, "created"), (1, "merged_into")]
+    assert rows[1]["related_facts"] == [0]
+    assert rows[1]["kept_by_fact"] == 1  # the merge result is a new row, first reached by fact 1

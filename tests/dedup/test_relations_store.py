@@ -13,16 +13,17 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_app.evaluation.scenarios import load_scenarios, run_scenarios
 from memory_app.judge.merge import names
 from memory_app.judge.signals import text_norm as tn
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
 from memory_app.models.memory import MemoryStatus
 from memory_app.models.review import DIFFERS
+from memory_app.overrides import StoreOverrides
 from memory_app.services.actors import Actor
 from memory_app.services.review.clusters import cluster_bulk_merge
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
+from memory_eval.scenarios import load_scenarios, run_scenarios
 from tests.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ def _store(tenant, *texts: str, user_id: str = "u1", **options):  # type: ignore
         memory_store(
             tenant=tenant,
             items=[MemoryInput(text=text, user_id=user_id)],
-            options=StoreOptions(**options),
+            options=StoreOverrides(**options),
         )[0]
         for text in texts
     ]

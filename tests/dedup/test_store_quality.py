@@ -11,10 +11,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory_app.evaluation.dedup import dedup_metrics, load_pairs
 from memory_app.models import Memory, Tenant
 from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
+from memory_eval.dedup import dedup_metrics, load_pairs
 from tests.factories import TenantFactory
 
 _ROWS = [

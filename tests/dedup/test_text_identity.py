@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import EmbeddingCacheEntry, Memory
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.overrides import StoreOverrides
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from memory_app.text import exact_text, identity_skeleton, normalize_text, normalized_hash, query_pattern
 from tests.factories import MemoryFactory, TenantFactory
@@ -102,7 +103,7 @@ def test_texts_differing_in_one_protected_character_never_share_a_normalised_ide
 @pytest.mark.parametrize(("first", "second"), REPORTED_PAIRS[:5])
 def test_a_reported_pair_is_stored_as_two_memories(first, second, deduplicate):
     tenant = TenantFactory()
-    options = StoreOptions(deduplicate=deduplicate)
+    options = StoreOverrides(deduplicate=deduplicate)
     memory_store(tenant=tenant, items=[MemoryInput(text=first, user_id="u1")], options=options)
     [two] = memory_store(tenant=tenant, items=[MemoryInput(text=second, user_id="u1")], options=options)
     assert two.outcome != "duplicate_of"
@@ -131,7 +132,7 @@ def test_stores_differing_in_one_protected_character_are_never_duplicate_of(pref
     if not _differing(a, b) or not first.strip():
         return
     tenant = TenantFactory()
-    options = StoreOptions(deduplicate=deduplicate)
+    options = StoreOverrides(deduplicate=deduplicate)
     memory_store(tenant=tenant, items=[MemoryInput(text=first, user_id="u")], options=options)
     [out] = memory_store(tenant=tenant, items=[MemoryInput(text=second, user_id="u")], options=options)
     assert out.outcome != "duplicate_of"

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from memory_app.judge.calibration.params import calibration_path, clear_calibration_cache, load_calibration
+from memory_app.judge.calibration.params import (
+    UnknownFeature,
+    calibration_from_dict,
+    calibration_path,
+    calibration_to_dict,
+    clear_calibration_cache,
+    load_calibration,
+)
 from memory_app.judge.offline import duplicate_probability
-from memory_app.judge.signals.features import FEATURE_NAMES
+from memory_app.judge.signals.features import RUNTIME_FEATURES
+from memory_eval.features import CANDIDATE_FEATURES, FEATURE_NAMES
 from project import env
 
 
@@ -65,7 +74,7 @@ class _Unmatched:
     def __init__(self, words: int) -> None:
         self.words = words
 
-    def vector(self, default_distance, names):
+    def vector(self, default_distance, names, features):
         assert tuple(names) == ("unmatched_lexical",)
         return np.array([float(self.words)])
 
@@ -78,3 +87,25 @@ def test_the_committed_model_merges_one_unmatched_word_reviews_two_and_stores_th
     cal = load_calibration("all-MiniLM-L6-v2")
     p = [duplicate_probability(_Unmatched(words), cal) for words in range(4)]  # type: ignore[arg-type]
     assert p[0] > p[1] >= cal.review_below > p[2] >= cal.review_floor > p[3]
+
+
+def test_the_runtime_judge_computes_exactly_the_features_the_shipped_calibrations_name():
+    named = {
+        name
+        for path in calibration_path("all-MiniLM-L6-v2").parent.glob("*.json")
+        for name in json.loads(path.read_text())["feature_names"]
+    }
+    assert set(RUNTIME_FEATURES.values) == named
+
+
+def test_a_calibration_naming_a_fitting_only_feature_is_refused_on_reading_and_on_writing():
+    data = calibration_to_dict(load_calibration("all-MiniLM-L6-v2"))
+    data["feature_names"] = ["unmatched_lexical", "jaccard"]
+    assert "jaccard" in CANDIDATE_FEATURES.values
+    with pytest.raises(UnknownFeature, match="jaccard"):
+        calibration_from_dict(data)
+    studied = replace(
+        load_calibration("all-MiniLM-L6-v2"), feature_names=("jaccard",), features=CANDIDATE_FEATURES
+    )
+    with pytest.raises(UnknownFeature, match=r"memory_eval/features\.py"):
+        calibration_to_dict(studied)

@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 
 from memory_app.embeddings import embed_texts
-from memory_app.judge import fitting
 from memory_app.judge.calibration.params import clear_calibration_cache, load_calibration
+from memory_eval import fitting
 
 PAIRS = Path(settings.BASE_DIR).parent / "shared" / "data" / "memory_pairs_dev.jsonl"
 

@@ -25,7 +25,8 @@ from memory_app.judge.policy import DISTINCT_SURE, Decision, decide
 from memory_app.judge.signals import alignment, gate
 from memory_app.judge.signals import features as judge_features
 from memory_app.judge.signals.alignment import MATCHED, TextTokens, align, coverage, spelled
-from memory_app.judge.signals.features import FEATURE_READS, FEATURES, pair_facts
+from memory_app.judge.signals.features import RUNTIME_FEATURES, FeatureSet, pair_facts
+from memory_eval.features import CANDIDATE_FEATURES
 
 finite = st.floats(min_value=-5, max_value=5, allow_nan=False)
 # Five arrays of one length n (two box ends, mean, coef, scale), drawn as one flat list.
@@ -95,25 +96,28 @@ def test_a_missing_name_is_a_sure_miss_and_a_shared_stem_a_sure_match():
 
 def test_every_feature_that_reads_the_alignment_has_a_bound():
     facts = pair_facts("Evan hikes in the park", "Evan likes hiking", 0.3)
-    for name in FEATURES:
-        lo, hi = facts.intervals(0.3, (name,))
+    for name in CANDIDATE_FEATURES.values:
+        lo, hi = facts.intervals(0.3, (name,), CANDIDATE_FEATURES)
         assert math.isfinite(lo[0]) and math.isfinite(hi[0]), name
 
 
 def test_each_feature_reads_exactly_the_alignment_it_declares():
     base = pair_facts("Evan hikes in the park", "Evan likes hiking", 0.3)
-    for name, feature in FEATURES.items():
+    for name, feature in CANDIDATE_FEATURES.values.items():
         facts = replace(base)  # a fresh instance: nothing computed yet
         feature(facts, 0.3)
         read = {prop for prop in ("alignment", "restatement") if facts.known(prop)}
-        assert read == ({FEATURE_READS[name]} if name in FEATURE_READS else set()), name
+        reads = CANDIDATE_FEATURES.reads
+        assert read == ({reads[name]} if name in reads else set()), name
 
 
-def test_a_feature_that_reads_the_alignment_without_a_bound_is_unbounded(monkeypatch):
-    monkeypatch.setitem(FEATURES, "cover_squared", lambda f, d: f.alignment.cover_min**2)
-    monkeypatch.setitem(FEATURE_READS, "cover_squared", "alignment")
+def test_a_feature_that_reads_the_alignment_without_a_bound_is_unbounded():
+    squared = FeatureSet(
+        {"cover_squared": lambda f, d: f.alignment.cover_min**2}, {"cover_squared": "alignment"}, {}
+    )
+    features = CANDIDATE_FEATURES.extended(squared)
     facts = pair_facts("Tim hikes", "John swims", 0.3)
-    lo, hi = facts.intervals(0.3, ("cover_squared", "distance"))
+    lo, hi = facts.intervals(0.3, ("cover_squared", "distance"), features)
     assert lo[0] == -math.inf and hi[0] == math.inf
     assert lo[1] == hi[1] == 0.3
 
@@ -130,6 +134,7 @@ NAMES_CAL = Calibration(
     scale=(1.0, 0.1),
     coef=(-3.0, -0.5),
     intercept=1.0,
+    features=CANDIDATE_FEATURES,
 )
 
 
@@ -206,11 +211,11 @@ def test_the_lexical_bounds_contain_the_restatement_the_token_model_gives(old, n
 
 def test_names_that_the_other_side_neither_has_nor_spells_out_are_sure_lexical_misses():
     facts = pair_facts("Caroline went hiking with Melanie", "Caroline went hiking with Jon and Gina", 0.3)
-    lo, _ = facts.intervals(0.3, ("unmatched_lexical",))
+    lo, _ = facts.intervals(0.3, ("unmatched_lexical",), RUNTIME_FEATURES)
     assert lo[0] == 3  # Melanie, Jon, Gina
     # An acronym spelled out on the other side is restated, not a miss.
     spelled_out = pair_facts("User's target BMI is 23", "User is aiming for a body mass index of 23", 0.3)
-    lo, _ = spelled_out.intervals(0.3, ("unmatched_lexical",))
+    lo, _ = spelled_out.intervals(0.3, ("unmatched_lexical",), RUNTIME_FEATURES)
     assert lo[0] == 0
 
 
@@ -226,7 +231,7 @@ def test_the_committed_calibration_skips_the_token_model_when_names_have_no_coun
 def test_spelled_matches_what_the_token_encoder_records():
     stems, names = spelled("Caroline's dog Rex loves long walks")
     assert "rex" in stems and names[stems.index("rex")]
-    assert judge_features.ALIGNMENT_BOUNDS.keys() <= FEATURES.keys()
+    assert CANDIDATE_FEATURES.bounds.keys() <= CANDIDATE_FEATURES.values.keys()
 
 
 def test_a_text_the_sentence_model_embedded_is_not_run_again_for_the_judge(monkeypatch):

@@ -14,7 +14,8 @@ import respx
 from memory_app.judge import JudgeItem
 from memory_app.judge.llm import LLMJudge
 from memory_app.models import Memory, MemoryChange
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.overrides import StoreOverrides
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories.store import at_distance
@@ -125,7 +126,7 @@ def test_the_store_path_merges_with_the_llms_text_and_records_the_llm_as_actor(l
     [out] = memory_store(
         tenant=tenant,
         items=[MemoryInput(text="Maya cycles to the office year-round", user_id="u1", embedding=base)],
-        options=StoreOptions(judge="llm", candidate_radius=0.5),
+        options=StoreOverrides(judge="llm", candidate_radius=0.5),
     )
     assert out.outcome == "merged_into" and out.related_ids == (old.pk,)
     assert Memory.objects.get(pk=out.memory_id).text.startswith("Maya, a 34-year-old architect in Oslo")

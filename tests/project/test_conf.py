@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -25,7 +23,7 @@ BUILDERS = [
 
 
 def _setting_names_read_by_builders() -> set[str]:
-    return set(re.findall(r"settings\.([A-Z0-9_]+)", Path(conf.__file__).read_text()))
+    return {setting.name for setting in conf.DECLARED}
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda b: b.__name__)
@@ -45,7 +43,12 @@ def test_every_field_holds_the_value_the_settings_parser_gave():
     assert search.hnsw_max_scan_tuples == settings.SEARCH_HNSW_MAX_SCAN_TUPLES
     assert embeddings.near_dup_threshold == settings.SEMANTIC_DEDUP_THRESHOLD
     assert embeddings.openai.batch_size == settings.OPENAI_EMBEDDING_BATCH_SIZE
-    assert dict(conf.context_config().all_shares) == settings.CONTEXT_ALL_SHARES
+    assert dict(conf.context_config().all_shares) == {
+        "short_term": settings.CONTEXT_ALL_SHARE_SHORT_TERM,
+        "episodic": settings.CONTEXT_ALL_SHARE_EPISODIC,
+        "semantic": settings.CONTEXT_ALL_SHARE_SEMANTIC,
+        "procedural": settings.CONTEXT_ALL_SHARE_PROCEDURAL,
+    }
     assert conf.maintenance_config().ttl_days_short_term == settings.MEMORY_TTL_DAYS_SHORT_TERM
     assert conf.kinds_config().extraction_mode == settings.EXTRACTION_MODE
     assert conf.judge_config().judge == settings.DEDUP_JUDGE

@@ -39,6 +39,10 @@ VIOLATIONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         {"memory_app/services/_violation_celery.py": "from celery import shared_task\n"},
         ("memory_app.services._violation_celery -> celery",),
     ),
+    "runtime-without-evaluation": (
+        {"memory_app/services/_violation_eval.py": "from memory_eval.locomo import load_locomo\n"},
+        ("memory_app.services._violation_eval -> memory_eval.locomo",),
+    ),
     "acyclic": (
         {
             "memory_app/retrieval/_violation_cycle.py": "import memory_app.compaction.grouping\n",
@@ -72,7 +76,7 @@ def sections(report: str, names: list[str]) -> dict[str, str]:
 def violated_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     tree = tmp_path_factory.mktemp("imports")
     ignore = shutil.ignore_patterns("__pycache__", "*.json", "*.onnx")
-    for package in ("memory_app", "project"):
+    for package in ("memory_app", "memory_eval", "project"):
         shutil.copytree(ROOT / package, tree / package, ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
     for modules, _ in VIOLATIONS.values():

@@ -21,14 +21,14 @@ def test_sections_are_read_by_their_own_path() -> None:
         }
     )
     assert (config.store.candidate_radius, config.store.judge, config.store.deduplicate) == (0.3, "llm", None)
-    assert config.search.overrides() == {"deduplicate": False, "mmr_lambda": 0.7}
+    assert config.search.given() == {"deduplicate": False, "mmr_lambda": 0.7}
     assert config.rejected == ()
 
 
 def test_a_config_without_sections_is_read_from_the_top_level_by_both_paths() -> None:
     config = AgentProfileConfig.parse({"deduplicate": False, "review_below": 0.9, "mmr": True})
     assert (config.store.deduplicate, config.store.review_below) == (False, 0.9)
-    assert config.search.overrides() == {"deduplicate": False, "mmr": True}
+    assert config.search.given() == {"deduplicate": False, "mmr": True}
 
 
 def test_invalid_values_are_left_out_and_listed() -> None:

@@ -14,6 +14,7 @@ from memory_app.judge.offline import judge_pair, needs_alignment
 from memory_app.judge.signals import alignment
 from memory_app.judge.signals.features import pair_facts
 from memory_app.models import Memory, MemoryTokens
+from memory_app.overrides import StoreOverrides
 from memory_app.retrieval.dedup import clear_verdict_cache
 from memory_app.selectors.compaction import ScopeKey
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
@@ -27,7 +28,7 @@ from memory_app.services.maintenance.compaction import judge_tools, scope_compac
 from memory_app.services.store.edit import memory_update
 from memory_app.services.store.forget import memories_purge
 from memory_app.services.store.tokens import memory_tokens_fill
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory
 
@@ -58,7 +59,7 @@ def _store(tenant, *texts: str, deduplicate: bool = True) -> list:
     return memory_store(
         tenant=tenant,
         items=[MemoryInput(text=text, user_id="u1") for text in texts],
-        options=StoreOptions(deduplicate=deduplicate),
+        options=StoreOverrides(deduplicate=deduplicate),
     )
 
 

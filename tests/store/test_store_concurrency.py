@@ -10,7 +10,8 @@ from django.db import connection
 
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.models import Memory
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.overrides import StoreOverrides
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 from tests.factories import TenantFactory, unit_vector
 from tests.factories.store import at_distance
@@ -79,7 +80,7 @@ def test_two_concurrent_paraphrases_end_as_one_merged_memory():
         MemoryInput(text="User's dog is called Rex", user_id="u1", embedding=base),
         MemoryInput(text="The user has a dog named Rex", user_id="u1", embedding=at_distance(base, 0.1, 4)),
     ]
-    outcomes = _race(tenant, items, options=StoreOptions(candidate_radius=0.6), judge=SlowDogJudge())
+    outcomes = _race(tenant, items, options=StoreOverrides(candidate_radius=0.6), judge=SlowDogJudge())
     assert sorted(o.outcome for o in outcomes) == ["created", "merged_into"]
     active = list(Memory.objects.filter(tenant=tenant, status="active").values_list("text", flat=True))
     assert len(active) == 2 and "User's cat is Tom" in active

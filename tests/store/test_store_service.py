@@ -8,15 +8,16 @@ import pytest
 
 from memory_app.errors import ApplicationError
 from memory_app.models import AgentProfile, DuplicateCluster, Memory, MemoryChange
+from memory_app.overrides import StoreOverrides
 from memory_app.services.lineage.changes import memory_change_undo, memory_snapshot
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 from tests.factories.store import FixedJudge, at_distance
 
 pytestmark = pytest.mark.django_db
 
-NEAR = StoreOptions(candidate_radius=0.5)
+NEAR = StoreOverrides(candidate_radius=0.5)
 
 
 def _item(text: str, vector, **kw) -> MemoryInput:  # type: ignore[no-untyped-def]
@@ -126,7 +127,7 @@ def test_deduplicate_false_skips_the_judge_but_never_duplicates_an_identical_tex
     judge = FixedJudge("duplicate", 0.999)
     base = unit_vector(12)
     memory_store(tenant=tenant, items=[_item("User runs daily", base)])
-    off = StoreOptions(deduplicate=False, candidate_radius=0.5)
+    off = StoreOverrides(deduplicate=False, candidate_radius=0.5)
     [near] = memory_store(
         tenant=tenant,
         items=[_item("User jogs every day", at_distance(base, 0.05, 13))],

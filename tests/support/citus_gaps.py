@@ -109,7 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     if settings.DATABASES["default"]["ENGINE"] != "project.citus_backend":
         return
-    if os.environ.get("CITUS_ALL_TESTS") != "1":
+    if os.environ.get("CITUS_ALL_TESTS", "").lower() not in ("1", "true"):
         elsewhere = [item for item in items if not reaches_the_database(item)]
         if elsewhere:
             config.hook.pytest_deselected(items=elsewhere)

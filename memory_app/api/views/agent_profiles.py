@@ -19,6 +19,7 @@ from memory_app.api.pagination import IdCursorPagination
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models import AgentProfile
+from memory_app.overrides import profile_help
 from memory_app.selectors.agent_profiles import agent_profile_get, agent_profile_list
 from memory_app.services.agent_profiles import (
     agent_profile_create,
@@ -26,11 +27,7 @@ from memory_app.services.agent_profiles import (
     agent_profile_update,
 )
 
-CONFIG_HELP = (
-    'JSON object: {"store": {"deduplicate", "candidate_radius", "judge", "review_below"}, "search": '
-    '{"deduplicate", "dedup_threshold", "dedup_use_llm", "clustering", "dbscan_epsilon", '
-    '"dbscan_min_points", "mmr", "mmr_lambda", "half_life_days"}}; each key optional.'
-)
+CONFIG_HELP = profile_help()
 EXAMPLE = {
     "agent_id": "support-bot",
     "name": "Support bot",

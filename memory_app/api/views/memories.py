@@ -32,13 +32,14 @@ from memory_app.db_routing import run_read
 from memory_app.errors import ApplicationError
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryKind, MemoryStatus
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.memories import (
     MemoryFilters,
     memory_list,
     memory_supersedes_attach,
     with_supersedes,
 )
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 
 
@@ -216,7 +217,7 @@ class MemoryCollectionApi(APIView):
         params.is_valid(raise_exception=True)
         items, many = parse_store_items(request.data)
         tenant = tenant_of(request)
-        outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(**params.validated_data))
+        outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(**params.validated_data))
         data = outcome_data(tenant, outcomes)
         wrote = any(o.outcome != "duplicate_of" for o in outcomes)
         return Response(data if many else data[0], status=201 if wrote else 200)

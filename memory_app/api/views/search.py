@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_counting_access
+from memory_app.api.overrides import overrides_serializer
 from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import (
     MEMORY_FIELDS,
@@ -23,11 +24,13 @@ from memory_app.api.serializers import (
 from memory_app.api.strict import StrictSerializer
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.models.memory import MemoryKind
+from memory_app.overrides import SEARCH_KNOBS
 from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search.options import MODES
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
 
 MAX_QUERY_CHARS = 4000
+SearchOverrideFields = overrides_serializer("SearchOverrideFields", SEARCH_KNOBS)
 
 
 class SearchFilterSerializer(StrictSerializer):
@@ -87,18 +90,11 @@ class SearchHitSerializer(serializers.Serializer):
 class MemorySearchApi(APIView):
     """`POST /api/v1/memories/search`: hybrid (vector + full text) search with the ranking pipeline."""
 
-    class MemorySearchInputSerializer(QueryTimeFields, ScopeFields):
+    class MemorySearchInputSerializer(QueryTimeFields, ScopeFields, SearchOverrideFields):  # type: ignore[misc,valid-type]
         query = serializers.CharField(max_length=MAX_QUERY_CHARS)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
         mode = serializers.ChoiceField(required=False, default="hybrid", choices=MODES)
         filters = SearchFilterSerializer(required=False)
-        deduplicate = serializers.BooleanField(required=False, allow_null=True, default=None)
-        dedup_threshold = serializers.FloatField(required=False, min_value=0.0, max_value=2.0)
-        dedup_use_llm = serializers.BooleanField(required=False, allow_null=True, default=None)
-        clustering = serializers.BooleanField(required=False, allow_null=True, default=None)
-        mmr = serializers.BooleanField(required=False, allow_null=True, default=None)
-        mmr_lambda = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
-        half_life_days = serializers.FloatField(required=False, min_value=0.0, max_value=1e6)
         # "fields" does not replace Serializer.fields (DRF's metaclass moves declared fields off the class).
         fields = serializers.ListField(  # type: ignore[assignment]
             child=serializers.ChoiceField(choices=MEMORY_FIELDS),
@@ -150,15 +146,7 @@ class MemorySearchApi(APIView):
         data = self.MemorySearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        options = SearchOptions(
-            deduplicate=values.get("deduplicate"),
-            dedup_threshold=values.get("dedup_threshold"),
-            dedup_use_llm=values.get("dedup_use_llm"),
-            clustering=values.get("clustering"),
-            mmr=values.get("mmr"),
-            mmr_lambda=values.get("mmr_lambda"),
-            half_life_days=values.get("half_life_days"),
-        )
+        options = SearchOptions(**{k.name: values.get(k.name) for k in SEARCH_KNOBS if k.per_request})
         fields = memory_fields_parse(values["fields"]) if "fields" in values else None
         tenant = tenant_of(request)
 

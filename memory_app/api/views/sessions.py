@@ -7,10 +7,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
+from memory_app.api.overrides import knob_field
 from memory_app.api.serializers import ErrorSerializer
 from memory_app.api.strict import StrictSerializer
 from memory_app.models import ConversationSession, SessionMessage
 from memory_app.models.shortterm import MessageRole
+from memory_app.overrides import SESSION_KNOBS
 from memory_app.selectors.kinds.sessions import session_get, session_messages
 from memory_app.services.kinds.sessions import MessageInput, session_append, session_delete
 
@@ -81,10 +83,8 @@ class SessionMessagesApi(APIView):
         content = serializers.CharField(trim_whitespace=False, required=False, max_length=1_000_000)
         user_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
         agent_id = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
-        context_window_tokens = serializers.IntegerField(
-            required=False,
-            min_value=100,
-            max_value=10_000_000,
+        context_window_tokens = knob_field(
+            SESSION_KNOBS[0],
             help_text=(
                 "this session's context window in tokens, kept for later appends (default: the agent "
                 "profile's session.context_window_tokens, else SESSION_CONTEXT_WINDOW_TOKENS)"

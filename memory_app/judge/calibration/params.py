@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_app.conf import embeddings_config, judge_config
+from memory_app.judge.signals.features import RUNTIME_FEATURES, FeatureSet
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +30,9 @@ class Calibration:
     review_below: a non-distinct judgement less confident than this is queued for review.
     review_floor: duplicate probability from which the offline judge says "duplicate" (then
         decide() queues it unless it reaches review_below); below it the pair is distinct.
-    feature_names: the model's inputs, in order, each a key of features.FEATURES; mean, scale and
-        coef hold one value per name (standardise, then a logistic model with `intercept`).
+    feature_names: the model's inputs, in order, each a feature of `features` (the runtime set for
+        a calibration read from or written to a file); mean, scale and coef hold one value per name
+        (standardise, then a logistic model with `intercept`).
     max_words: the longest text (in words) among the fitted pairs; the judge reads no text more
         than reach.LENGTH_FACTOR times longer (0: no limit).
     search_dedup_threshold: cosine distance under which search results collapse as near-duplicates
@@ -51,6 +53,23 @@ class Calibration:
     fitted: bool = True
     meta: dict[str, Any] = field(default_factory=dict)
     search_dedup_threshold: float = 0.4
+    # What computes the named features: the runtime set, or the tooling's candidates while fitting.
+    features: FeatureSet = field(default=RUNTIME_FEATURES, compare=False, repr=False)
+
+
+class UnknownFeature(ValueError):
+    """A calibration names a feature the runtime judge does not compute."""
+
+
+def _runtime_names(names: tuple[str, ...], model: str) -> tuple[str, ...]:
+    unknown = [name for name in names if name not in RUNTIME_FEATURES.values]
+    if unknown:
+        raise UnknownFeature(
+            f"the calibration of {model!r} names features the runtime judge does not compute: "
+            f"{', '.join(unknown)}; move them from memory_eval/features.py into "
+            "judge/signals/features.py RUNTIME_FEATURES first"
+        )
+    return names
 
 
 def calibration_path(model: str) -> Path:
@@ -65,7 +84,7 @@ def calibration_from_dict(data: dict[str, Any]) -> Calibration:
         review_below=float(data["review_below"]),
         review_floor=float(data.get("review_floor", 0.1)),
         default_distance=float(data.get("default_distance", 0.3)),
-        feature_names=tuple(data.get("feature_names", ())),
+        feature_names=_runtime_names(tuple(data.get("feature_names", ())), str(data["model"])),
         mean=tuple(float(x) for x in data.get("mean", ())),
         scale=tuple(float(x) for x in data.get("scale", ())),
         coef=tuple(float(x) for x in data.get("coef", ())),
@@ -85,7 +104,7 @@ def calibration_to_dict(cal: Calibration) -> dict[str, Any]:
         "review_below": cal.review_below,
         "review_floor": cal.review_floor,
         "default_distance": cal.default_distance,
-        "feature_names": list(cal.feature_names),
+        "feature_names": list(_runtime_names(cal.feature_names, cal.model)),
         "mean": list(cal.mean),
         "scale": list(cal.scale),
         "coef": list(cal.coef),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -21,10 +20,6 @@ from memory_app.judge.signals.alignment import (
     text_alignment,
     token_encoder,
 )
-
-# The features a fit uses, in this order; the calibration JSON names them and stores one weight
-# per name, so a calibration may use any subset of FEATURES below.
-FEATURE_NAMES: tuple[str, ...] = ("unmatched_lexical",)
 
 
 @dataclass(frozen=True)
@@ -156,98 +151,70 @@ class PairFacts:
         it then runs no token model. pair_facts() is cached, so a pair judged in full keeps it."""
         return name in self.__dict__
 
-    def features_known(self, names: Sequence[str]) -> bool:
+    def features_known(self, names: Sequence[str], features: FeatureSet) -> bool:
         """Whether these features can be computed without running the token model."""
-        return all(self.known(FEATURE_READS[name]) for name in names if name in FEATURE_READS)
+        return all(self.known(features.reads[name]) for name in names if name in features.reads)
 
-    def vector(self, default_distance: float, names: Sequence[str] = FEATURE_NAMES) -> np.ndarray:
+    def vector(self, default_distance: float, names: Sequence[str], features: FeatureSet) -> np.ndarray:
         distance = default_distance if self.distance is None else self.distance
-        return np.array([FEATURES[name](self, distance) for name in names], dtype=np.float64)
+        return np.array([features.values[name](self, distance) for name in names], dtype=np.float64)
 
-    def intervals(self, default_distance: float, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def intervals(
+        self, default_distance: float, names: Sequence[str], features: FeatureSet
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per feature, the range its value can take without running the token model: exact for
         the features that do not read the alignment (or when it is known already), a range from
-        ALIGNMENT_BOUNDS for those that do, unbounded for one that reads it and has no entry there."""
+        the set's bounds for those that do, unbounded for one that reads it and has no entry there."""
         distance = default_distance if self.distance is None else self.distance
         lo, hi = np.empty(len(names)), np.empty(len(names))
         for i, name in enumerate(names):
-            if self.features_known([name]):
-                interval = gate.Interval.exact(FEATURES[name](self, distance))
+            if self.features_known([name], features):
+                interval = gate.Interval.exact(features.values[name](self, distance))
             else:
-                bound = ALIGNMENT_BOUNDS.get(name)
+                bound = features.bounds.get(name)
                 interval = bound(self) if bound else gate.UNBOUNDED
             lo[i], hi[i] = interval.lo, interval.hi
         return lo, hi
 
 
-FEATURES: dict[str, Callable[[PairFacts, float], float]] = {
-    "distance": lambda f, d: d,
-    "jaccard": lambda f, d: f.jaccard,
-    "only_new": lambda f, d: math.log1p(len(f.only_new)),
-    "only_old": lambda f, d: math.log1p(len(f.only_old)),
-    "number_conflict": lambda f, d: float(f.number_conflict),
-    "polarity_flip": lambda f, d: float(f.polarity_flip),
-    "possessor_change": lambda f, d: float(f.possessor_change),
-    "slot_swap": lambda f, d: float(f.slot_swap),
-    "length_ratio": lambda f, d: f.length_ratio,
-    "person_change": lambda f, d: float(f.person_change),
-    "name_swap": lambda f, d: float(f.name_swap),
-    "change_marker": lambda f, d: float(f.change_marker),
-    # Same words yet far apart: the few words that differ carry the meaning.
-    "overlap_distance": lambda f, d: f.jaccard * d,
-    "cover_min": lambda f, d: f.alignment.cover_min,
-    "cover_max": lambda f, d: max(f.alignment.cover_old, f.alignment.cover_new),
-    "worst": lambda f, d: f.alignment.worst,
-    "unmatched": lambda f, d: math.log1p(f.alignment.unmatched),
-    # Linear: each further word without a counterpart is as much evidence of another fact as the first.
-    "unmatched_words": lambda f, d: float(f.alignment.unmatched),
-    "unmatched_lexical": lambda f, d: float(f.restatement.unmatched),
-    "cover_min_lexical": lambda f, d: f.restatement.cover_min,
-}
+Feature = Callable[["PairFacts", float], float]
+Bound = Callable[["PairFacts"], gate.Interval]
 
-# The features that read a word alignment, and which one (a PairFacts property that runs the token
-# model unless known already); every other feature reads the words' spelling alone.
-FEATURE_READS: dict[str, str] = {
-    "cover_min": "alignment",
-    "cover_max": "alignment",
-    "worst": "alignment",
-    "unmatched": "alignment",
-    "unmatched_words": "alignment",
-    "unmatched_lexical": "restatement",
-    "cover_min_lexical": "restatement",
-}
 
-# For each feature that reads the alignment: its range given the ranges of the alignment's fields
-# (PairFacts.alignment_bounds, restatement_bounds for the lexical features). Each is monotone in
-# the fields it reads, so the ends of the ranges give the ends of its range.
-ALIGNMENT_BOUNDS: dict[str, Callable[[PairFacts], gate.Interval]] = {
-    "cover_min": lambda f: gate.Interval(
-        min(f.alignment_bounds.cover_old.lo, f.alignment_bounds.cover_new.lo),
-        min(f.alignment_bounds.cover_old.hi, f.alignment_bounds.cover_new.hi),
-    ),
-    "cover_max": lambda f: gate.Interval(
-        max(f.alignment_bounds.cover_old.lo, f.alignment_bounds.cover_new.lo),
-        max(f.alignment_bounds.cover_old.hi, f.alignment_bounds.cover_new.hi),
-    ),
-    "worst": lambda f: f.alignment_bounds.worst,
-    "unmatched": lambda f: gate.Interval(
-        math.log1p(f.alignment_bounds.unmatched.lo), math.log1p(f.alignment_bounds.unmatched.hi)
-    ),
-    "unmatched_words": lambda f: f.alignment_bounds.unmatched,
-    # Lexical counterparts (misspellings, short forms, acronyms, amounts) are read from the spelling,
-    # so the words they restate are known exactly; a name the other side neither has nor spells
-    # out stays a sure miss. They only ever remove misses, so without a sure miss to begin with
-    # there is none after them either, and the spelling pass is not worth its cost.
-    "unmatched_lexical": lambda f: (
-        f.restatement_bounds.unmatched
-        if f.alignment_bounds.unmatched.lo > 0
-        else gate.Interval(0.0, f.alignment_bounds.unmatched.hi)
-    ),
-    "cover_min_lexical": lambda f: gate.Interval(
-        min(f.restatement_bounds.cover_old.lo, f.restatement_bounds.cover_new.lo),
-        min(f.restatement_bounds.cover_old.hi, f.restatement_bounds.cover_new.hi),
-    ),
-}
+@dataclass(frozen=True)
+class FeatureSet:
+    """Features by name; for those that read a word alignment, which one (a PairFacts property that
+    runs the token model unless known already) and the feature's range given the ranges of the
+    alignment's fields (monotone in what it reads, so the ends of the ranges give the ends of its)."""
+
+    values: Mapping[str, Feature]
+    reads: Mapping[str, str]
+    bounds: Mapping[str, Bound]
+
+    def extended(self, other: FeatureSet) -> FeatureSet:
+        return FeatureSet(
+            {**self.values, **other.values}, {**self.reads, **other.reads}, {**self.bounds, **other.bounds}
+        )
+
+
+# What the runtime judge computes: exactly the features the shipped calibrations name (a test
+# holds them equal). The candidates a fit may study live with the calibration tooling
+# (memory_eval/features.py); a calibration naming one of those is refused until it moves here.
+RUNTIME_FEATURES = FeatureSet(
+    values={"unmatched_lexical": lambda f, d: float(f.restatement.unmatched)},
+    reads={"unmatched_lexical": "restatement"},
+    bounds={
+        # Lexical counterparts (misspellings, short forms, acronyms, amounts) are read from the
+        # spelling, so the words they restate are known exactly; a name the other side neither has
+        # nor spells out stays a sure miss. They only ever remove misses, so without a sure miss to
+        # begin with there is none after them either, and the spelling pass is not worth its cost.
+        "unmatched_lexical": lambda f: (
+            f.restatement_bounds.unmatched
+            if f.alignment_bounds.unmatched.lo > 0
+            else gate.Interval(0.0, f.alignment_bounds.unmatched.hi)
+        ),
+    },
+)
 
 
 def cosine_distance(a: np.ndarray | None, b: np.ndarray | None) -> float | None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from memory_app.conf import embeddings_config
@@ -18,7 +17,8 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if settings.EMBEDDING_PROVIDER != "local" or embeddings_config().local_runtime != "onnx":
+        config = embeddings_config()
+        if config.provider != "local" or config.local_runtime != "onnx":
             self.stdout.write("nothing to prepare: the local model does not run on ONNX Runtime here")
             return
         # start-up cost: torch and the model load only for this command

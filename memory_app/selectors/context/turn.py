@@ -3,7 +3,7 @@
 Each part runs on its own (inside its own savepoint, so a failed query cannot poison the others);
 a part that fails is reported in `errors` and the others are still returned. The parts are then
 packed into `max_tokens` (tiktoken, as /context counts): each part first gets its share
-(CONTEXT_ALL_SHARES), what a part leaves unused flows to the others in the order episodic,
+(CONTEXT_ALL_SHARE_*), what a part leaves unused flows to the others in the order episodic,
 short-term, semantic, procedural (retrieval/packing.py `compose`). The response never holds more
 than `max_tokens` tokens of formatted text and reports the tokens of each part.
 

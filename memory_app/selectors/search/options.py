@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_app.conf import search_config
 from memory_app.embeddings import embedding_model_name
 from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Tenant
+from memory_app.overrides import SearchOverrides
 from memory_app.selectors.agent_profiles import agent_config
 
 MODES = ("hybrid", "vector", "fulltext")
 
 
 @dataclass(frozen=True)
-class SearchOptions:
-    """Per-request knobs; None means "the agent profile's value, else the global setting"."""
+class SearchOptions(SearchOverrides):
+    """A request's or a profile's overrides, plus the retrieval knobs only evaluation sets (the
+    fusion and candidate pool studied by `evaluate_retrieval`); None: the next level's value."""
 
-    deduplicate: bool | None = None
-    dedup_threshold: float | None = None
-    dedup_use_llm: bool | None = None
-    clustering: bool | None = None
-    dbscan_epsilon: float | None = None
-    dbscan_min_points: int | None = None
-    mmr: bool | None = None
-    mmr_lambda: float | None = None
-    half_life_days: float | None = None
     fusion: str | None = None
     vector_weight: float | None = None
     lexical: str | None = None
@@ -75,7 +68,7 @@ def _defaults() -> ResolvedOptions:
 
 def profile_overrides(*, tenant: Tenant, agent_id: str | None) -> dict[str, Any]:
     """The search keys the agent's profile sets (its "search" object, or the top level)."""
-    return agent_config(tenant=tenant, agent_id=agent_id).search.overrides()
+    return agent_config(tenant=tenant, agent_id=agent_id).search.given()
 
 
 def resolve_options(
@@ -83,8 +76,5 @@ def resolve_options(
 ) -> ResolvedOptions:
     resolved = replace(_defaults(), **profile_overrides(tenant=tenant, agent_id=agent_id))
     if options is not None:
-        explicit = {
-            f.name: getattr(options, f.name) for f in fields(options) if getattr(options, f.name) is not None
-        }
-        resolved = replace(resolved, **explicit)
+        resolved = replace(resolved, **options.given())
     return resolved

@@ -24,9 +24,10 @@ from memory_app.errors import ApplicationError
 from memory_app.extraction import ChatMessage, MemoryDraft, extract_conversation
 from memory_app.extraction.conversation import CONTEXT_RADIUS
 from memory_app.models import ConversationSession, Procedure, SessionMessage, Tenant
+from memory_app.overrides import StoreOverrides
 from memory_app.services.kinds.procedures import procedure_record
 from memory_app.services.kinds.sessions import MessageInput, session_append
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 
 logger = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ def _store_extracted(
     judged_messages = kinds_config().interaction_judge_messages
     said = [p for p in pairs if p[0].extracted_by == "message"]
     facts = [p for p in pairs if p[0].extracted_by != "message"]
-    plain = None if judged_messages else StoreOptions(deduplicate=False)
+    plain = None if judged_messages else StoreOverrides(deduplicate=False)
     for group, options in ((said, plain), (facts, None)):
         _store_pairs(tenant, group, options, result)
 
@@ -150,7 +151,7 @@ def _store_extracted(
 def _store_pairs(
     tenant: Tenant,
     pairs: list[tuple[MemoryDraft, MemoryInput]],
-    options: StoreOptions | None,
+    options: StoreOverrides | None,
     result: InteractionResult,
 ) -> None:
     size = store_config().max_batch

@@ -1,4 +1,4 @@
 """The duplicate-review queue: clusters of pairs the judge was unsure of, and their decisions.
 
-Modules: clusters, demo, queue.
+Modules: clusters, queue.
 """

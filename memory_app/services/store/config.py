@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from memory_app.conf import store_config
 from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Tenant
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.agent_profiles import agent_config
-from memory_app.services.store.types import StoreOptions
 
 logger = logging.getLogger(__name__)
 
@@ -32,15 +32,14 @@ def _calibration(model: str) -> tuple[float, float]:
 
 def profile_overrides(*, tenant: Tenant, agent_id: str) -> dict[str, Any]:
     """The store keys the agent's profile sets."""
-    store = agent_config(tenant=tenant, agent_id=agent_id).store
-    return {f.name: getattr(store, f.name) for f in fields(store) if getattr(store, f.name) is not None}
+    return agent_config(tenant=tenant, agent_id=agent_id).store.given()
 
 
 def resolve_dedup_config(
-    *, tenant: Tenant, agent_id: str, options: StoreOptions | None, model: str
+    *, tenant: Tenant, agent_id: str, options: StoreOverrides | None, model: str
 ) -> DedupConfig:
     profile = profile_overrides(tenant=tenant, agent_id=agent_id)
-    options = options or StoreOptions()
+    options = options or StoreOverrides()
     radius, review_below = _calibration(model)
 
     def pick(name: str, default: Any) -> Any:

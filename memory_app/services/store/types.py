@@ -39,15 +39,6 @@ class MemoryInput:
 
 
 @dataclass(frozen=True)
-class StoreOptions:
-    """Per-request overrides; None means: agent profile, then global setting."""
-
-    deduplicate: bool | None = None
-    candidate_radius: float | None = None
-    judge: str | None = None  # "offline" | "llm"
-
-
-@dataclass(frozen=True)
 class StoreOutcome:
     """What happened to one input. `memory_id` is the row that now holds the input's text
     (the merge result for merged_into, the existing row for duplicate_of)."""

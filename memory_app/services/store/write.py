@@ -34,6 +34,7 @@ from memory_app.judge.policy import Decision, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.lineage import ChangeOperation
 from memory_app.models.memory import MemoryStatus
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.store.neighbours import Neighbour, Scope, neighbour_origin, scope_neighbours
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
@@ -47,7 +48,7 @@ from memory_app.services.store.embedding_backfill import (
 )
 from memory_app.services.store.memories import memory_build, memory_touch
 from memory_app.services.store.tokens import memory_tokens_save
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
 
@@ -102,7 +103,7 @@ def memory_store(
     *,
     tenant: Tenant,
     items: list[MemoryInput],
-    options: StoreOptions | None = None,
+    options: StoreOverrides | None = None,
     actor: Actor | None = None,
     judge: RelationJudge | None = None,
 ) -> list[StoreOutcome]:
@@ -140,7 +141,7 @@ def _store_batch(
     tenant: Tenant,
     items: list[MemoryInput],
     vectors: list[np.ndarray | None],
-    options: StoreOptions | None,
+    options: StoreOverrides | None,
     actor: Actor | None,
     judge: RelationJudge | None,
 ) -> list[StoreOutcome]:

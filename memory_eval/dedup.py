@@ -20,8 +20,9 @@ import numpy as np
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import Memory
+from memory_app.overrides import StoreOverrides
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.types import MemoryInput, StoreOptions
+from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 
 LABELS = ("duplicate", "update", "distinct", "refine")
@@ -112,7 +113,7 @@ def evaluate_pairs(*, pairs: list[Pair], judge: str | None = None) -> tuple[list
     vectors = embed_texts([p.existing for p in pairs] + [p.new for p in pairs], tenant=None)
     existing_vecs, new_vecs = vectors[: len(pairs)], vectors[len(pairs) :]
     tenant = tenant_create(name="evaluate_dedup scratch", slug=f"eval-dedup-{uuid.uuid4().hex[:12]}")
-    options = StoreOptions(judge=judge)
+    options = StoreOverrides(judge=judge)
     results = []
     started = time.perf_counter()
     try:

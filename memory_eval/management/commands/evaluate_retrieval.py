@@ -10,18 +10,18 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.embeddings import embed_texts
-from memory_app.evaluation.locomo import (
+from memory_app.models import Memory, Tenant
+from memory_app.selectors.search.query import SearchFilters, SearchOptions, TimeQuery, memory_search
+from memory_app.selectors.search.time_window import TIME_MODES
+from memory_app.services.api_keys import tenant_create
+from memory_app.services.store.memories import memory_insert_many
+from memory_eval.locomo import (
     RecallTally,
     asked_at,
     load_conversations,
     memory_items,
     user_of,
 )
-from memory_app.models import Memory, Tenant
-from memory_app.selectors.search.query import SearchFilters, SearchOptions, TimeQuery, memory_search
-from memory_app.selectors.search.time_window import TIME_MODES
-from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.memories import memory_insert_many
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 MODES = ("hybrid", "vector", "fulltext")

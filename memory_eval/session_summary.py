@@ -20,9 +20,9 @@ from typing import Any
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from memory_app.embeddings.tokens import count_tokens
-from memory_app.evaluation.locomo import Question, Turn, turn_text
 from memory_app.models import ConversationSession, Tenant
 from memory_app.services.kinds.sessions import MessageInput, session_append
+from memory_eval.locomo import Question, Turn, turn_text
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from memory_app.management.commands._ops import add_apply_argument
 from memory_app.models import Tenant
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.review.demo import review_demo_seed
+from memory_eval.review_demo import review_demo_seed
 
 
 class Command(BaseCommand):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memory_app.evaluation.locomo import EVIDENCE, Question, load_locomo, parse_date, turn_text
+from memory_eval.locomo import EVIDENCE, Question, load_locomo, parse_date, turn_text
 
 SOURCES = ("observations", "turns")
 SCOPES = ("speaker", "conversation")

@@ -10,10 +10,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_app.evaluation.conversations import ask, date_resolution, lineage_sources, p50, replay
-from memory_app.evaluation.locomo import load_locomo, user_of
 from memory_app.models import Memory, Tenant
 from memory_app.services.api_keys import tenant_create
+from memory_eval.conversations import ask, date_resolution, lineage_sources, p50, replay
+from memory_eval.locomo import load_locomo, user_of
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 

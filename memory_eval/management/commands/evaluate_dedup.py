@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from memory_app.evaluation.dedup import (
+from memory_eval.dedup import (
     DECISIONS,
     LABELS,
     evaluate_pairs,
@@ -17,14 +17,14 @@ from memory_app.evaluation.dedup import (
     load_pairs,
     pair_decisions,
 )
-from memory_app.evaluation.dedup_stream import OUTCOMES, evaluate_stream
-from memory_app.evaluation.scenarios import (
+from memory_eval.dedup_stream import OUTCOMES, evaluate_stream
+from memory_eval.scenarios import (
     evaluate_scenarios,
     load_scenarios,
     scenario_decisions,
     scenario_report,
 )
-from memory_app.evaluation.stream import SCOPES, SOURCES, load_stream, parse_conversations
+from memory_eval.stream import SCOPES, SOURCES, load_stream, parse_conversations
 
 RATES = (
     "false_merge_rate",
@@ -73,8 +73,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--decisions",
             metavar="FILE",
-            help="pairs, scenarios: write one JSON line per pair (per stored text of a scenario) with "
-            "its input, outcome, relation and confidence, to compare two versions of the judge",
+            help="write one JSON line per pair (per stored text of a scenario, per fact of a stream) "
+            "with its input, outcome, relation and confidence, to compare two versions of the judge",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -119,6 +119,7 @@ class Command(BaseCommand):
 
         # One line per search about its result clusters would bury the progress bars.
         logging.getLogger("memory_app.selectors.search.query").setLevel(logging.WARNING)
+        decisions: list[dict[str, Any]] = []
         report = evaluate_stream(
             facts=facts,
             questions=questions,
@@ -126,7 +127,9 @@ class Command(BaseCommand):
             judge=options["judge"],
             progress=progress,
             examples=options["examples"],
+            decisions=decisions,
         )
+        _write_decisions(options["decisions"], decisions)
         report.update(
             {
                 "file": str(path),

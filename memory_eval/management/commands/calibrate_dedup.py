@@ -10,13 +10,13 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory_app.embeddings import embed_texts, embedding_model_name
-from memory_app.judge import fitting
 from memory_app.judge.calibration.params import (
     Calibration,
     calibration_path,
     calibration_to_dict,
     clear_calibration_cache,
 )
+from memory_eval import fitting
 
 
 class Command(BaseCommand):

@@ -8,10 +8,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory_app.evaluation.locomo import load_conversations
-from memory_app.evaluation.session_summary import replay_sessions
+from memory_app.conf import kinds_config
 from memory_app.llm_client import llm_configured
 from memory_app.services.api_keys import tenant_create
+from memory_eval.locomo import load_conversations
+from memory_eval.session_summary import replay_sessions
 
 DEFAULT_FILE = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo10.json"
 
@@ -49,7 +50,7 @@ class Command(BaseCommand):
                 "file": str(path),
                 "conversations": options["conversations"],
                 "window": options["window"],
-                "summary_max_tokens": settings.SESSION_SUMMARY_MAX_TOKENS,
+                "summary_max_tokens": kinds_config().session_summary_max_tokens,
                 "summariser": "llm" if llm_configured() else "extractive",
             }
         )

@@ -21,7 +21,8 @@ from memory_app.judge.offline import duplicate_probability, judge_pair, vetoed
 from memory_app.judge.policy import decide
 from memory_app.judge.signals import reach
 from memory_app.judge.signals.alignment import token_encoder
-from memory_app.judge.signals.features import FEATURE_NAMES, pair_facts
+from memory_app.judge.signals.features import pair_facts
+from memory_eval.features import CANDIDATE_FEATURES, FEATURE_NAMES
 
 LABELS = ("duplicate", "update", "distinct", "refine")
 ACTIONS = ("merge", "supersede", "store", "review")
@@ -65,7 +66,7 @@ def feature_matrix(
     token_encoder().tokens(list(dict.fromkeys(p[key] for p in pairs for key in ("existing", "new"))))
     return np.array(
         [
-            pair_facts(p["existing"], p["new"], float(d)).vector(default, names)
+            pair_facts(p["existing"], p["new"], float(d)).vector(default, names, CANDIDATE_FEATURES)
             for p, d in zip(pairs, distances, strict=True)
         ]
     )
@@ -188,7 +189,9 @@ def fit_calibration(
     feature_names: Sequence[str] = FEATURE_NAMES,
 ) -> Calibration:
     labels = np.array([p["label"] for p in pairs])
-    base = Calibration(model=model, candidate_radius=1.0, review_below=1.0)
+    # Candidates are computed while fitting and simulating; writing the result checks that the names
+    # it kept are runtime features (calibration_to_dict).
+    base = Calibration(model=model, candidate_radius=1.0, review_below=1.0, features=CANDIDATE_FEATURES)
     default_distance = float(np.median(distances))
     x = feature_matrix(pairs, distances, default_distance, feature_names)
     mean, scale, coef, intercept = fit_duplicate_model(x, labels, ruled_out(pairs, distances))

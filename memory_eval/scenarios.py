@@ -22,8 +22,9 @@ from typing import Any
 
 from memory_app.models import Memory
 from memory_app.models.memory import MemoryStatus
+from memory_app.overrides import StoreOverrides
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 
 EXPECTATIONS = ("keep_all", "collapse", "update")
@@ -79,7 +80,7 @@ def judge_outcome(scenario: Scenario, outcomes: list[StoreOutcome], active: list
 def evaluate_scenarios(*, scenarios: list[Scenario], judge: str | None = None) -> list[ScenarioResult]:
     """Stores every scenario for its own user in a scratch tenant (deleted afterwards, even on error)."""
     tenant = tenant_create(name="evaluate_dedup scenarios", slug=f"eval-scenarios-{uuid.uuid4().hex[:12]}")
-    options = StoreOptions(judge=judge)
+    options = StoreOverrides(judge=judge)
     results = []
     try:
         for scenario in scenarios:

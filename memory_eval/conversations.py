@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from memory_app.evaluation.locomo import CATEGORIES, Question, Turn, turn_text, user_of
 from memory_app.extraction import ChatMessage
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.context.turn import ContextRequest, context_all
 from memory_app.services.kinds.interactions import InteractionInput, interaction_store
+from memory_eval.locomo import CATEGORIES, Question, Turn, turn_text, user_of
 
 # Used only to measure date resolution: does an evidence message hold a relative date expression?
 # (The service itself resolves dates with dateparser; this independent pattern keeps the measure

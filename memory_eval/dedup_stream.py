@@ -22,18 +22,19 @@ from typing import Any
 import numpy as np
 
 from memory_app.embeddings import embed_texts
-from memory_app.evaluation.locomo import Question
-from memory_app.evaluation.stream import StreamFact, namespace_of, user_of
 from memory_app.judge.base import RelationJudge
 from memory_app.judge.llm import LLMJudge
 from memory_app.judge.merge import lost_facts
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.search.query import SearchFilters, memory_search
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.types import MemoryInput, StoreOptions, StoreOutcome
+from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.write import memory_store
 from memory_app.text import normalized_hash
+from memory_eval.locomo import Question
+from memory_eval.stream import StreamFact, namespace_of, user_of
 
 OUTCOMES = ("created", "duplicate_of", "merged_into", "superseded", "queued_for_review")
 KS = (5, 10)
@@ -68,7 +69,7 @@ def stream_store(
     facts: list[StreamFact],
     vectors: Any,
     scope: str,
-    options: StoreOptions,
+    options: StoreOverrides,
     judge: RelationJudge | None = None,
     progress: Progress = _no_progress,
     label: str = "storing",
@@ -142,11 +143,13 @@ def evaluate_stream(
     judge: str | None = None,
     progress: Progress = _no_progress,
     examples: int = 25,
+    decisions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Both passes (dedup on, dedup off) in scratch tenants that are deleted afterwards, even on error.
 
     `examples`: how many merges and supersedes the report quotes, both texts each (`merges`); 0
-    for a held-out check, whose examples must not be read.
+    for a held-out check, whose examples must not be read. `decisions`, when given, receives one row
+    per stored fact (stream_decisions).
 
     With the LLM judge, one instance serves the whole run (the store would make one per item) so
     the report can say how often it fell back to the offline judge.
@@ -167,7 +170,7 @@ def evaluate_stream(
             facts=facts,
             vectors=vectors,
             scope=scope,
-            options=StoreOptions(judge=judge),
+            options=StoreOverrides(judge=judge),
             judge=llm,
             progress=progress,
             label="storing (dedup)",
@@ -177,7 +180,7 @@ def evaluate_stream(
             facts=facts,
             vectors=vectors,
             scope=scope,
-            options=StoreOptions(deduplicate=False),
+            options=StoreOverrides(deduplicate=False),
             progress=progress,
             label="storing (no dedup)",
         )
@@ -209,10 +212,34 @@ def evaluate_stream(
             report.update(llm_calls=llm.calls, llm_fallbacks=llm.fallbacks)
         report["lossy_merges"] = lossy_merges(dedup, facts)
         report["merges"] = merge_examples(dedup, facts, limit=examples) if examples else []
+        if decisions is not None:
+            decisions.extend(stream_decisions(dedup, facts))
     finally:
         for tenant in tenants:
             tenant.delete()
     return report
+
+
+def stream_decisions(run: StreamRun, facts: list[StreamFact]) -> list[dict[str, Any]]:
+    """One row per fact in stream order: its outcome, relation and confidence, and the facts it was
+    merged with or superseded, named by their place in the stream (row ids differ between runs), to
+    compare two versions of the judge fact by fact."""
+    first_fact: dict[int, int] = {}
+    rows = []
+    for index, (fact, outcome) in enumerate(zip(facts, run.outcomes, strict=True)):
+        first_fact.setdefault(outcome.memory_id, index)
+        rows.append(
+            {
+                "fact": index,
+                "text": fact.text,
+                "outcome": outcome.outcome,
+                "kept_by_fact": first_fact[outcome.memory_id],
+                "related_facts": sorted(first_fact.get(i, -1) for i in outcome.related_ids),
+                "relation": outcome.relation,
+                "confidence": None if outcome.confidence is None else round(outcome.confidence, 4),
+            }
+        )
+    return rows
 
 
 def lossy_merges(run: StreamRun, facts: list[StreamFact]) -> int:

@@ -7,8 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory_app.evaluation.extraction import score_extractor
 from memory_app.extraction import extract_memories
+from memory_eval.extraction import score_extractor
 
 DEFAULT_FILE = Path(settings.BASE_DIR) / "tests" / "data" / "extraction_labeled.jsonl"
 
