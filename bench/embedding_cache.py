@@ -4,7 +4,8 @@
 
 Measures, writing bench/results/embedding_cache.json (with --json the last stdout line is the same):
 - local model: texts per second batched (64 a batch), single-text latency;
-- exact hit: `embed_text` of a cached text, end to end (hash, one indexed SELECT, statistics);
+- exact hit: `embed_text` of a cached text, end to end (hash, one indexed SELECT, statistics), and
+  of a text a tenant stored as a memory (no cache row: the memory answers; `stored_text`);
 - near-duplicate lookup: the tier-3 query (`near_lookup`, HNSW `embcache_proxy_hnsw`, LIMIT 1 per
   text, own transaction) with 10 k and 100 k cache rows, for planted near duplicates and for fresh
   texts; rows are clustered synthetic unit vectors, loaded with COPY once per size into a database of
@@ -76,7 +77,44 @@ def bench_exact(texts: list[str]) -> dict:
         t0 = time.perf_counter()
         embed_text(text, tenant=None)
         latencies.append((time.perf_counter() - t0) * 1000)
-    return {"lookups": len(texts), "p50_ms": pct(latencies, 50), "p99_ms": pct(latencies, 99)}
+    return {
+        "lookups": len(texts),
+        "p50_ms": pct(latencies, 50),
+        "p99_ms": pct(latencies, 99),
+        "stored_text": bench_stored_hit(texts),
+    }
+
+
+def bench_stored_hit(texts: list[str]) -> dict:
+    """`embed_text` of a text a tenant stored as a memory: no cache row of its own, the memory's row
+    answers (the third branch of the hash-tier statement, on memory_active_text_unique)."""
+    import uuid
+
+    from memory_app.embeddings import embed_text
+    from memory_app.models import EmbeddingCacheEntry, Tenant
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
+    from memory_app.services.store.write import memory_store
+
+    tenant = Tenant.objects.create(name="embedding_cache stored", slug=f"embcache-{uuid.uuid4().hex[:12]}")
+    try:
+        for start in range(0, len(texts), 50):
+            items = [MemoryInput(text=text, user_id="bench") for text in texts[start : start + 50]]
+            memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
+        rows = EmbeddingCacheEntry.objects.filter(tenant=tenant).count()
+        latencies = []
+        for text in texts:
+            t0 = time.perf_counter()
+            embed_text(text, tenant=tenant)
+            latencies.append((time.perf_counter() - t0) * 1000)
+    finally:
+        tenant.delete()
+    return {
+        "lookups": len(texts),
+        "cache_rows_written": rows,
+        "p50_ms": pct(latencies, 50),
+        "p99_ms": pct(latencies, 99),
+    }
 
 
 # --- near-duplicate lookup at size ------------------------------------------------------------

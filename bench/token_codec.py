@@ -1,6 +1,6 @@
 """The relation judge's decisions under each stored form of the word vectors, item by item.
 
-    python bench/token_codec.py [--quick] [--json] [--codecs float16,int8,int4]
+    python bench/token_codec.py [--quick] [--json] [--codecs float16,int8,int7,int6,int4]
 
 The judge's word alignment reads content-word vectors (judge/signals/alignment.py), quantised at
 the source to the form the database keeps (models.MemoryTokens). This runs every decision the dev
@@ -35,7 +35,9 @@ PAIR_FILES = ("memory_pairs_dev.jsonl", "memory_stream_pairs_dev.jsonl")
 SCENARIOS = "memory_scenarios_dev.jsonl"
 LOCOMO = "locomo10.json"
 # Bytes a word's vector takes in each form (int4 would pack two codes a byte).
-WORD_BYTES = {"float16": 768, "int8": 386, "int4": 194}
+WORD_BYTES = {"float16": 768, "int8": 386, "int7": 338, "int6": 290, "int4": 194}
+# The narrower integer forms: the largest code (int7 and int6 would pack 7 or 6 bits a code).
+CODE_MAX = {"int7": 63, "int6": 31, "int4": 7}
 
 
 def use_codec(name: str) -> None:
@@ -55,8 +57,8 @@ def use_codec(name: str) -> None:
 
         # The stored rows are of another size than the int8 reader expects: ignored, recomputed.
         alignment.quantised, alignment.dequantised = quantised, dequantised  # type: ignore[assignment]
-    elif name == "int4":
-        alignment.CODE_MAX = 7
+    elif name in CODE_MAX:
+        alignment.CODE_MAX = CODE_MAX[name]
     elif name != "int8":
         raise SystemExit(f"unknown codec {name}")
 
@@ -155,7 +157,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="pair files and scenarios only")
     parser.add_argument("--json", action="store_true", help="last line of stdout: one JSON object")
-    parser.add_argument("--codecs", default="float16,int8,int4", help="forms to compare (float16 first)")
+    parser.add_argument(
+        "--codecs", default="float16,int8,int7,int6,int4", help="forms to compare (float16 first)"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child process of one form
     args = parser.parse_args()
     if args.one:

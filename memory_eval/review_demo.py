@@ -14,7 +14,7 @@ from memory_app.embeddings import embed_texts, embedding_model_name
 from memory_app.models import DuplicateCluster, Tenant
 from memory_app.models.review import ClusterOrigin
 from memory_app.services.review.queue import review_cluster_create
-from memory_app.services.store.memories import memory_insert
+from memory_app.services.rows.memories import memory_insert
 
 # (texts oldest first, judge verdict, judge confidence, kind)
 DEMO_CASES: list[tuple[list[str], str, float, str]] = [

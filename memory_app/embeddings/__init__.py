@@ -6,7 +6,7 @@ is this package's business (see docs/ARCHITECTURE.md, "Embeddings").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,8 +52,9 @@ class EmbeddingJob(Protocol):
         """The rows in input order; waits for the provider, raises its error."""
         ...
 
-    def finish(self) -> np.ndarray:
-        """`vectors()`, then the cache rows and statistics written (once)."""
+    def finish(self, *, held: Collection[str] = ()) -> np.ndarray:
+        """`vectors()`, then the cache rows and statistics written (once). `held`: texts whose
+        vectors a memory row now keeps (the store path's inserts), given no cache row of their own."""
         ...
 
 
@@ -64,7 +65,7 @@ class _Ready:
     def vectors(self) -> np.ndarray:
         return self.rows
 
-    def finish(self) -> np.ndarray:
+    def finish(self, *, held: Collection[str] = ()) -> np.ndarray:
         return self.rows
 
 

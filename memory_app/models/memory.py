@@ -136,8 +136,10 @@ class Memory(models.Model):
             models.CheckConstraint(condition=Q(kind__in=MemoryKind.values), name="memory_kind_valid"),
             models.CheckConstraint(condition=Q(status__in=MemoryStatus.values), name="memory_status_valid"),
             # Tier-1 dedup and the race of two identical stores: one active row per text in a scope.
+            # text_hash second: the embedding cache's lookup of a stored text's vector by tenant
+            # and normalised text, in any scope (embeddings/cache/lookup.py), reads its prefix.
             models.UniqueConstraint(
-                fields=["tenant", "user_id", "namespace", "kind", "text_hash"],
+                fields=["tenant", "text_hash", "user_id", "namespace", "kind"],
                 condition=Q(status="active"),
                 name="memory_active_text_unique",
             ),

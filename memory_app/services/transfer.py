@@ -44,7 +44,7 @@ from memory_app.selectors.transfer import (
     VERSION,
     memory_fields,
 )
-from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.rows.tokens import memory_tokens_save
 from memory_app.services.store.validation import metadata_problems
 from memory_app.services.transfer_kinds import agent_profile_import, procedure_import, session_import
 

@@ -14,7 +14,7 @@ from memory_app.services.lineage.changes import (
     memory_supersede,
 )
 from memory_app.services.review.queue import review_cluster_create
-from memory_app.services.store.memories import memory_build
+from memory_app.services.rows.memories import memory_build
 from tests.factories import MemoryFactory, TenantFactory, unit_vector
 
 pytestmark = pytest.mark.django_db

@@ -83,6 +83,7 @@ def test_apply_without_resize_refuses_a_model_of_another_width_and_changes_nothi
 ):
     pk = store(tenant_a.client, "User likes green tea")
     before = Memory.objects.get(pk=pk)
+    cached = list(EmbeddingCacheEntry.objects.filter(tenant=tenant_a.tenant).values_list("pk", "embedding"))
 
     plan = reindex(tiny48)
     assert f"resized from 384 to {WIDTH}" in plan and "full text only" in plan
@@ -97,7 +98,8 @@ def test_apply_without_resize_refuses_a_model_of_another_width_and_changes_nothi
     assert after.embedding_model == MINILM
     assert np.array_equal(np.asarray(after.embedding), np.asarray(before.embedding))
     assert not ActiveEmbeddingModel.objects.exists()
-    assert EmbeddingCacheEntry.objects.filter(tenant=tenant_a.tenant).exists()
+    after_cache = EmbeddingCacheEntry.objects.filter(tenant=tenant_a.tenant).values_list("pk", "embedding")
+    assert [(pk, list(v)) for pk, v in after_cache] == [(pk, list(v)) for pk, v in cached]
 
 
 def test_reindex_with_resize_makes_the_columns_the_models_width_and_search_finds_the_memories(

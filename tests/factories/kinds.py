@@ -6,7 +6,7 @@ from typing import Any
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import Memory, Tenant
-from memory_app.services.store.memories import memory_insert
+from memory_app.services.rows.memories import memory_insert
 
 
 def memories_with_embeddings(tenant: Tenant, texts: list[str], **fields: Any) -> list[Memory]:

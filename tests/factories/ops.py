@@ -9,7 +9,7 @@ import numpy as np
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.models import Memory, Tenant
 from memory_app.services.maintenance.compaction import JudgeTools
-from memory_app.services.store.memories import memory_insert
+from memory_app.services.rows.memories import memory_insert
 from tests.factories import unit_vector
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from memory_app.embeddings import embed_texts
 from memory_app.models import Memory, Tenant
-from memory_app.services.store.memories import memory_insert
+from memory_app.services.rows.memories import memory_insert
 
 
 def remember(tenant: Tenant, text: str, *, age_days: float = 0.0, **fields: Any) -> Memory:

@@ -23,12 +23,15 @@ CHANGES_DATA = (
 )
 
 
+OUR_APPS = ("memory_app", "memory_eval")
+
+
 def ours() -> list[str]:
-    return sorted(name for name, app in get_commands().items() if app == "memory_app")
+    return sorted(name for name, app in get_commands().items() if app in OUR_APPS)
 
 
 def options(name: str) -> dict[str, argparse.Action]:
-    parser = load_command_class("memory_app", name).create_parser("manage.py", name)
+    parser = load_command_class(get_commands()[name], name).create_parser("manage.py", name)
     return {flag: action for action in parser._actions for flag in action.option_strings}
 
 

@@ -23,7 +23,7 @@ from memory_app.services.maintenance.jobs import (
     maintenance_job_run,
     maintenance_job_schedule,
 )
-from memory_app.services.store.locks import scope_lock, scope_lock_key
+from memory_app.services.rows.locks import scope_lock, scope_lock_key
 from tests.factories import TenantFactory
 from tests.factories.ops import put_updates
 

@@ -10,7 +10,7 @@ from django.core.cache import caches
 
 from memory_app.models import Memory
 from memory_app.services.quotas import request_rate_wait
-from memory_app.services.store.memories import memory_insert
+from memory_app.services.rows.memories import memory_insert
 from tests.support.celery_live import REDIS_HOST, REDIS_PORT, redis_available
 
 pytestmark = pytest.mark.django_db

@@ -26,7 +26,7 @@ from memory_app.models import MaintenanceJob, Memory
 from memory_app.models.jobs import JobKind, JobStatus
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.maintenance.jobs import RUN_TASK, maintenance_job_create
-from memory_app.services.store.locks import scope_lock_key
+from memory_app.services.rows.locks import scope_lock_key
 from tests.factories import TenantFactory
 from tests.factories.ops import put_updates
 from tests.support.celery_live import REDIS_HOST, REDIS_PORT, redis_available, wait_for

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from memory_app.models import Memory
 from memory_app.selectors.search.query import memory_search
 from memory_app.selectors.search.types import SearchFilters
+from memory_app.services.rows.memories import memory_touch_counts
 from memory_app.services.store.access import access_flush, memory_access_record
-from memory_app.services.store.memories import memory_touch_counts
 from tests.factories import MemoryFactory, TenantFactory
 
 

@@ -25,9 +25,9 @@ from memory_app.selectors.store.tokens import (
     memory_tokens_stale,
 )
 from memory_app.services.maintenance.compaction import judge_tools, scope_compact
+from memory_app.services.rows.tokens import memory_tokens_fill
 from memory_app.services.store.edit import memory_update
 from memory_app.services.store.forget import memories_purge
-from memory_app.services.store.tokens import memory_tokens_fill
 from memory_app.services.store.types import MemoryInput
 from memory_app.services.store.write import memory_store
 from tests.factories import MemoryFactory, TenantFactory

@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import Memory
-from memory_app.services.store.memories import memory_touch
+from memory_app.services.rows.memories import memory_touch
 from tests.factories import MemoryFactory, TenantFactory
 
 
@@ -69,3 +69,23 @@ def test_counting_an_access_on_a_page_the_inserts_filled_is_a_heap_only_update()
             memory_touch(tenant=tenant, memory_ids=[memory.pk])
         updated, hot = _updates_in_this_transaction()
     assert updated == 3 and hot == 3
+
+
+def _pages_of(memories: list[Memory]) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (ctid::text::point)[0]::int FROM {Memory._meta.db_table} WHERE id = ANY(%s) ORDER BY id",
+            [[m.pk for m in memories]],
+        )
+        return [int(row[0]) for row in cursor.fetchall()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_holds_three_rows_of_about_2_kb_and_keeps_room_for_one_new_version() -> None:
+    tenant = TenantFactory()
+    memories = [MemoryFactory(tenant=tenant, text=f"fact number {i}") for i in range(6)]
+    assert _pages_of(memories) == [0, 0, 0, 1, 1, 1]
+    with transaction.atomic():
+        memory_touch(tenant=tenant, memory_ids=[memories[1].pk])
+        updated, hot = _updates_in_this_transaction()
+    assert updated == 1 and hot == 1

@@ -173,13 +173,13 @@ def test_items_of_one_batch_dedup_against_each_other_with_one_embedding_call(mon
     import memory_app.services.store.write as store
 
     calls: list[int] = []
-    real = store.embed_texts
+    real = store.embed_texts_begin
 
     def counting(texts, *, tenant):  # type: ignore[no-untyped-def]
         calls.append(len(texts))
         return real(texts, tenant=tenant)
 
-    monkeypatch.setattr(store, "embed_texts", counting)
+    monkeypatch.setattr(store, "embed_texts_begin", counting)
     tenant = TenantFactory()
     texts = ["User has a cat named Tom", "User is allergic to peanuts", "user has a cat named tom."]
     outcomes = memory_store(tenant=tenant, items=[MemoryInput(text=t, user_id="u1") for t in texts])
@@ -217,7 +217,7 @@ def test_a_failing_embedding_provider_still_stores_the_memory(monkeypatch, caplo
     def broken(texts, *, tenant):  # type: ignore[no-untyped-def]
         raise ConnectionError("provider down")
 
-    monkeypatch.setattr(store, "embed_texts", broken)
+    monkeypatch.setattr(store, "embed_texts_begin", broken)
     tenant = TenantFactory()
     with caplog.at_level(logging.WARNING, logger="memory_app"):
         [out] = memory_store(tenant=tenant, items=[MemoryInput(text="User likes jazz", user_id="u1")])

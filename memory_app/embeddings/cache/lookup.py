@@ -15,7 +15,7 @@ table or index costs one warning and a provider call, never the caller's write.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -38,7 +38,8 @@ from memory_app.embeddings.cache.sketch import surface_sketches
 from memory_app.embeddings.cache.stats import CACHE_ERRORS, BatchCounts, stats_record
 from memory_app.embeddings.providers import EmbeddingProvider
 from memory_app.embeddings.tokens import count_tokens
-from memory_app.models import EmbeddingCacheEntry
+from memory_app.models import EmbeddingCacheEntry, Memory
+from memory_app.text import exact_text, normalized_hash
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -156,15 +157,23 @@ class PendingEmbedding:
             self._out = out
         return self._out
 
-    def finish(self) -> np.ndarray:
-        """`vectors()`, with the misses written to the cache and the call counted (once)."""
+    def finish(self, *, held: Collection[str] = ()) -> np.ndarray:
+        """`vectors()`, with the misses written to the cache and the call counted (once).
+
+        `held`: texts the caller has stored as memories with these vectors. Their rows answer the
+        hash tiers (`_hash_tiers`), so a miss among them gets no cache row: its vector is kept
+        once, not twice (a cache row is about as large as the memory row). With the near tier on
+        (a remote provider) every miss is written, since only a cache row carries the proxy vector
+        that tier searches."""
         out = self.vectors()
         if self._finished:
             return out
         self._finished = True
         model = self.provider.model
-        if self.todo:
-            _cache_misses(self.provider, self.todo, keys=self.keys, with_proxy=self.near)
+        kept = set() if self.near else {exact_text(text) for text in held}
+        misses = [item for item in self.todo if exact_text(item.text) not in kept]
+        if misses:
+            _cache_misses(self.provider, misses, keys=self.keys, with_proxy=self.near)
         todo_texts = [i.text for i in self.todo]
         counts = BatchCounts(provider_calls=self.provider.requests_for(todo_texts) if self.todo else 0)
         hit_ids: list[int] = []
@@ -211,45 +220,67 @@ def _tenant_sql(keys: CacheKeys) -> tuple[str, list[int]]:
 
 
 def _hash_tiers(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
-    """The exact tier, then the normalised one for the texts it missed, read in one statement
-    (every embed call of a store, search and /context/all makes it: one round trip, not two).
-    A text with an exact row ignores the normalised row of its hash that comes with it."""
+    """The exact tier, then the normalised one for the texts it missed, then the tenant's active
+    memories of the same normalised text, read in one statement (every embed call of a store,
+    search and /context/all makes it: one round trip, not three). A text with an exact row ignores
+    the normalised rows of its hash that come with it.
+
+    The memory rows stand in for the cache rows the store path no longer writes (`finish(held=)`):
+    a stored text's vector is kept once, in its memory, which answers for it as an exact hit when
+    the texts are equal and as a normalised one otherwise (memory.text_hash is the SHA-256 of the
+    same normal form the normalised tier folds to)."""
     table = EmbeddingCacheEntry._meta.db_table
     by_hash = {item.chash: item for item in todo}
     groups: dict[str, list[_Item]] = {}
+    plain: dict[str, str] = {}  # memory.text_hash (plain SHA-256) -> the group's keyed hash
     for item in todo:
         item.nhash = keys.normalized(item.text)
         groups.setdefault(item.nhash, []).append(item)
+        plain[normalized_hash(item.text)] = item.nhash
     tenant_sql, tenant_args = _tenant_sql(keys)
 
-    def lookup() -> list[tuple[bool, int, str, list[float], int]]:
+    def lookup() -> list[tuple[int, int, str, list[float], int | None, str | None]]:
         # Raw SQL and real[] (parsed by psycopg in C, twice as fast as vector text): the hot path,
-        # on the unique index embcache_tenant_hash_unique, then embcache_tenant_norm_idx.
-        return fetch_all(
-            f"(SELECT true, id, content_hash, embedding::real[], token_count FROM {table} "
+        # on the unique index embcache_tenant_hash_unique, then embcache_tenant_norm_idx, then
+        # memory_active_text_unique (its leading columns are tenant_id, text_hash).
+        sql = (
+            f"(SELECT 0, id, content_hash, embedding::real[], token_count, NULL FROM {table} "
             f"WHERE {tenant_sql} AND model = %s AND content_hash = ANY(%s)) "
             "UNION ALL "
-            f"(SELECT DISTINCT ON (normalized_hash) false, id, normalized_hash, embedding::real[], "
-            f"token_count FROM {table} WHERE {tenant_sql} AND model = %s AND normalized_hash = ANY(%s) "
-            "ORDER BY normalized_hash, id)",
-            [*tenant_args, model, list(by_hash), *tenant_args, model, list(groups)],
+            f"(SELECT DISTINCT ON (normalized_hash) 1, id, normalized_hash, embedding::real[], "
+            f"token_count, NULL FROM {table} WHERE {tenant_sql} AND model = %s "
+            "AND normalized_hash = ANY(%s) ORDER BY normalized_hash, id)"
         )
+        params: list[object] = [*tenant_args, model, list(by_hash), *tenant_args, model, list(groups)]
+        if keys.tenant_id is not None:  # tenant-less tools store no memories
+            sql += (
+                " UNION ALL "
+                f"(SELECT DISTINCT ON (text_hash, text) 2, id, text_hash, embedding::real[], NULL, text "
+                f"FROM {Memory._meta.db_table} WHERE tenant_id = %s AND text_hash = ANY(%s) "
+                "AND status = 'active' AND embedding_model = %s AND embedding IS NOT NULL "
+                "ORDER BY text_hash, text, id)"
+            )
+            params += [keys.tenant_id, list(plain), model]
+        return fetch_all(sql, params)
 
     rows = _guarded("lookup", lookup)
     if rows is None:
         return todo
     health.worked()
-    normalized = []
-    for exact, entry_id, key, embedding, tokens in rows:
-        if exact:
+    normalized: dict[str, tuple[int, list[float]]] = {}  # keyed hash -> the oldest cache row
+    stored: dict[str, list[tuple[str, list[float]]]] = {}  # keyed hash -> (text, vector) of memories
+    for source, entry_id, key, embedding, tokens, text in rows:
+        if source == 0:
             item = by_hash[key]
             item.vector, item.tier, item.tokens, item.hit_entry = _vec(embedding), "exact", tokens, entry_id
+        elif source == 1:
+            normalized[key] = (entry_id, embedding)
         else:
-            normalized.append((entry_id, key, embedding))
-    for entry_id, nhash, embedding in normalized:
-        for item in groups.pop(nhash):
+            stored.setdefault(plain[key], []).append((exact_text(text or ""), embedding))
+    for nhash, group in groups.items():
+        for item in group:
             if not item.tier:
-                item.vector, item.tier, item.hit_entry = _vec(embedding), "normalized", entry_id
+                _from_tiers(item, normalized.get(nhash), stored.get(nhash, []))
     remaining = []
     for group in groups.values():
         group = [item for item in group if not item.tier]
@@ -260,6 +291,22 @@ def _hash_tiers(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
         for item in rest:  # normalised-equal texts of this call: embed the first, reuse it
             item.tier, item.leader = "normalized", leader
     return remaining
+
+
+def _from_tiers(
+    item: _Item, normalized: tuple[int, list[float]] | None, stored: list[tuple[str, list[float]]]
+) -> None:
+    """An item's vector from what the lookup found for its normal form, as the cache rows of every
+    stored text would have given it: a memory of the very text (its exact row), else the oldest
+    cache row of the normal form, else a memory of it."""
+    exact = exact_text(item.text)
+    same = next((vector for text, vector in stored if text == exact), None)
+    if same is not None:
+        item.vector, item.tier = _vec(same), "exact"
+    elif normalized is not None:
+        item.vector, item.tier, item.hit_entry = _vec(normalized[1]), "normalized", normalized[0]
+    elif stored:
+        item.vector, item.tier = _vec(stored[0][1]), "normalized"
 
 
 def _near_tier(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
+import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 from tqdm import tqdm
 
-from memory_app.embeddings import configured_model_name, embed_texts, embedding_model_name, model_width
+from memory_app.embeddings import (
+    configured_model_name,
+    embed_texts_begin,
+    embedding_model_name,
+    model_width,
+)
 from memory_app.models import EmbeddingCacheEntry, Memory, Procedure, ReindexVector
 from memory_app.selectors.store.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
@@ -21,7 +26,7 @@ from memory_app.services.maintenance.reindex import (
     vector_columns_resize,
     vector_columns_width,
 )
-from memory_app.services.store.tokens import memory_tokens_fill
+from memory_app.services.rows.tokens import memory_tokens_fill
 
 from ._ops import add_tenant_argument, tenant_or_none
 
@@ -105,8 +110,13 @@ class Command(BaseCommand):
             top = labels.order_by("-n").values_list("embedding_model", flat=True).first()
             live = top or model
         active_model_pin(tenant=tenant, current=live)
+
         # One tenant's texts go through its private cache; an all-tenant run uses the tool partition.
-        embed = functools.partial(embed_texts, tenant=tenant, model=model)
+        # No cache rows are written: once the model is switched the memories keep these vectors and
+        # answer the cache for their texts (embeddings/cache/lookup.py).
+        def embed(texts: list[str]) -> np.ndarray:
+            return embed_texts_begin(texts, tenant=tenant, model=model).finish(held=texts)
+
         with tqdm(total=pending, desc="embedding", unit="memory", disable=None) as bar:
             done = reindex_build(
                 tenant=tenant,

@@ -6,7 +6,7 @@ reads the rows of the memories it is handed (one query for all the texts it lack
 it lacks any) instead of running the model again. A row that no longer fits its memory's text is
 ignored and the encoder computes the vectors, exactly as it would without the table.
 
-The backfill (`services/store/tokens.memory_tokens_fill`) reads from here which memories lack a
+The backfill (`services/rows/tokens.memory_tokens_fill`) reads from here which memories lack a
 fitting row: `memory_tokens_missing` (no row of the current text, found in SQL) and
 `memory_tokens_stale` (a row of the current text whose word count the judge's current word rules
 no longer give, found in Python from the text: only the rules know what a content word is; or

@@ -25,9 +25,9 @@ from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.apart import pairs_keep_apart
 from memory_app.services.lineage.sql import VECTOR_COLUMNS, lock_and_reserve, vector_of
-from memory_app.services.store.locks import scope_lock
-from memory_app.services.store.memories import memory_build
-from memory_app.services.store.tokens import memory_tokens_rows
+from memory_app.services.rows.locks import scope_lock
+from memory_app.services.rows.memories import memory_build
+from memory_app.services.rows.tokens import memory_tokens_rows
 
 # Every column a merge or supersede may change on a source row, restored by undo.
 RESTORED_FIELDS = ("status", "superseded_by_id", "updated_at")

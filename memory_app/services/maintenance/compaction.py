@@ -39,7 +39,7 @@ from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_merge, memory_supersede
 from memory_app.services.review.queue import review_cluster_create
-from memory_app.services.store.locks import scope_lock
+from memory_app.services.rows.locks import scope_lock
 
 logger = logging.getLogger(__name__)
 

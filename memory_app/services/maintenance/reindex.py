@@ -35,7 +35,7 @@ from memory_app.models import (
     ReindexVector,
     Tenant,
 )
-from memory_app.services.store.tokens import TOKEN_FIELDS, memory_tokens_rows, token_conflict_key
+from memory_app.services.rows.tokens import TOKEN_FIELDS, memory_tokens_rows, token_conflict_key
 
 logger = logging.getLogger(__name__)
 

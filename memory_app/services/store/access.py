@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from memory_app.conf import store_config
 from memory_app.models import Tenant
-from memory_app.services.store.memories import memory_touch_counts
+from memory_app.services.rows.memories import memory_touch_counts
 
 logger = logging.getLogger(__name__)
 

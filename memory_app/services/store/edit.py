@@ -17,9 +17,9 @@ from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.actors import Actor
 from memory_app.services.lineage.changes import memory_supersede
-from memory_app.services.store.locks import scope_lock
-from memory_app.services.store.memories import memory_build
-from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.rows.locks import scope_lock
+from memory_app.services.rows.memories import memory_build
+from memory_app.services.rows.tokens import memory_tokens_save
 from memory_app.services.store.validation import metadata_validate
 from memory_app.text import normalized_hash
 

@@ -20,11 +20,11 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.embeddings import embed_texts_begin, embedding_model_name
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
 from memory_app.services.queue import task_send
-from memory_app.services.store.tokens import memory_tokens_save
+from memory_app.services.rows.tokens import memory_tokens_save
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,8 @@ def memory_embeddings_fill(*, memory_ids: Iterable[int]) -> int:
     for tenant_id, items in by_tenant.items():
         tenant = Tenant.objects.get(pk=tenant_id)
         model = embedding_model_name(tenant)
-        vectors = embed_texts([text for _, text in items], tenant=tenant, model=model)
+        job = embed_texts_begin([text for _, text in items], tenant=tenant, model=model)
+        vectors = job.vectors()
         with transaction.atomic():
             for (pk, text), vector in zip(items, vectors, strict=True):
                 # The text may have been edited meanwhile: then this vector is not its own.
@@ -80,6 +81,8 @@ def memory_embeddings_fill(*, memory_ids: Iterable[int]) -> int:
                 )
             # The local provider's forward pass computed the token vectors too: kept.
             memory_tokens_save(tenant=tenant, memories=items)
+        # The memories keep these vectors and answer the cache for their texts: no cache rows.
+        job.finish(held=[text for _, text in items])
     if filled:
         logger.info("embedding fill: %d memories now have vectors", filled)
     return filled

@@ -34,7 +34,7 @@ from memory_app.models import (
     SessionMessage,
     Tenant,
 )
-from memory_app.services.store.locks import scopes_lock
+from memory_app.services.rows.locks import scopes_lock
 from memory_app.services.store.quotes import SaidBy, others_messages_locked, quotes_forget, user_said
 
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from memory_app.db import advisory_xact_lock
 from memory_app.db.conflicts import retry_on_conflict
-from memory_app.embeddings import embed_texts, embedding_model_name
+from memory_app.embeddings import EmbeddingJob, embed_texts_begin, embedding_model_name
 from memory_app.errors import ApplicationError
 from memory_app.judge import JudgeItem, Judgement, RelationJudge, get_judge
 from memory_app.judge.base import DecidingJudge
@@ -39,15 +39,15 @@ from memory_app.selectors.store.neighbours import Neighbour, Scope, neighbour_or
 from memory_app.selectors.store.tokens import memory_tokens_source
 from memory_app.services.actors import Actor
 from memory_app.services.quotas import memory_quota_check, memory_quota_note
-from memory_app.services.store import locks
+from memory_app.services.rows import locks
+from memory_app.services.rows.memories import memory_build, memory_touch
+from memory_app.services.rows.tokens import memory_tokens_save
 from memory_app.services.store.actions import act_on_decision, is_merge, merge_new, unmergeable
 from memory_app.services.store.config import DedupConfig, resolve_dedup_config
 from memory_app.services.store.embedding_backfill import (
     embedding_backfill_enqueue,
     memories_embedding_pending,
 )
-from memory_app.services.store.memories import memory_build, memory_touch
-from memory_app.services.store.tokens import memory_tokens_save
 from memory_app.services.store.types import MemoryInput, StoreOutcome
 from memory_app.services.store.validation import store_items_validate
 from memory_app.text import normalized_hash
@@ -81,22 +81,26 @@ def scope_lock_key(tenant: Tenant, scope: Scope) -> int:
     )
 
 
-def _embed(items: Sequence[MemoryInput], tenant: Tenant) -> list[np.ndarray | None]:
-    """One embed_texts call for the items without a vector. A provider failure degrades: the memory
-    is still stored (hash dedup only, no vector), its outcome says `embedding_pending` and a task
-    fills the vector in (services/store/embedding_backfill.py)."""
+def _embed(
+    items: Sequence[MemoryInput], tenant: Tenant
+) -> tuple[list[np.ndarray | None], EmbeddingJob | None]:
+    """One embed call for the items without a vector, and the call itself, to be finished once the
+    batch is stored (`finish(held=...)`: the texts it inserted get no cache row of their own). A
+    provider failure degrades: the memory is still stored (hash dedup only, no vector), its outcome
+    says `embedding_pending` and a task fills the vector in (services/store/embedding_backfill.py)."""
     vectors: list[np.ndarray | None] = [item.embedding for item in items]
     missing = [i for i, v in enumerate(vectors) if v is None]
     if not missing:
-        return vectors
+        return vectors, None
     try:
-        computed = embed_texts([items[i].text for i in missing], tenant=tenant)
+        job = embed_texts_begin([items[i].text for i in missing], tenant=tenant)
+        computed = job.vectors()
     except Exception:
         logger.warning("embedding failed for %d memories; storing them without vectors", len(missing))
-        return vectors
+        return vectors, None
     for i, vector in zip(missing, computed, strict=True):
         vectors[i] = np.asarray(vector, dtype=np.float32)
-    return vectors
+    return vectors, job
 
 
 def memory_store(
@@ -117,10 +121,22 @@ def memory_store(
     """
     cleaned = store_items_validate(items)
     memory_quota_check(tenant=tenant, adding=len(cleaned))
-    vectors = _embed(cleaned, tenant)
-    outcomes = _store_batch(
-        tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
-    )
+    vectors, job = _embed(cleaned, tenant)
+    held: list[str] = []
+    try:
+        outcomes = _store_batch(
+            tenant=tenant, items=cleaned, vectors=vectors, options=options, actor=actor, judge=judge
+        )
+        # The texts stored with the vectors this call computed: their memory rows answer the
+        # embedding cache for them (a text given with its own vector was not computed here).
+        held = [
+            item.text
+            for item, outcome in zip(cleaned, outcomes, strict=True)
+            if outcome.outcome in INSERTED_OUTCOMES and item.embedding is None
+        ]
+    finally:
+        if job is not None:
+            job.finish(held=held)
     memory_quota_note(tenant=tenant, added=sum(o.outcome in ADDED_OUTCOMES for o in outcomes))
     if all(vector is not None for vector in vectors):
         return outcomes

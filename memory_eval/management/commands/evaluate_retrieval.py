@@ -14,7 +14,7 @@ from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.query import SearchFilters, SearchOptions, TimeQuery, memory_search
 from memory_app.selectors.search.time_window import TIME_MODES
 from memory_app.services.api_keys import tenant_create
-from memory_app.services.store.memories import memory_insert_many
+from memory_app.services.rows.memories import memory_insert_many
 from memory_eval.locomo import (
     RecallTally,
     asked_at,
