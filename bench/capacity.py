@@ -6,7 +6,9 @@ Inputs (re-run this script whenever they change):
 - bench/results/storage.json (bench/storage.py): bytes per memory of the table and each index group,
   taken from the largest table measured;
 - bench/results/search.json (bench/search.py): search p50 by plan and scope size at 100 k and 1 M rows;
-- bench/results/store.json (bench/store.py): store p50 (plain and with dedup) by scope size.
+- bench/results/store.json (bench/store.py): store p50 (plain and with dedup) by scope size;
+- bench/results/citus.json (bench/citus.py): what routing through a Citus coordinator adds to a
+  request (the cluster's p50 less the single node's, same run, same data), added to each latency.
 
 Model (docs/SCALING.md explains each assumption):
 - a worker node keeps its indexes (HNSW, B-tree, text search, other GIN) in memory: it holds at most
@@ -83,8 +85,24 @@ def store_p50(store: dict, scope_rows: int) -> dict:
     }
 
 
+def citus_overhead(citus: dict) -> dict:
+    """Milliseconds a request spends on the coordinator's planning and the hop to its worker:
+    the measured p50 on the 2-worker cluster less the single node's (never below 0)."""
+    single, cluster = citus["single"], citus["citus"]
+    return {
+        operation: round(max(0.0, cluster[operation]["p50_ms"] - single[operation]["p50_ms"]), 1)
+        for operation in ("search", "store")
+    } | {
+        "measured_memories": citus["memories"],
+        "measured_tenants": citus["tenants"],
+        "shard_tasks_of_a_tenant_query": citus["citus"]["tenant_query_shard_tasks"],
+        "load_average": citus.get("load_average"),
+    }
+
+
 def plan(memories: int, tenants: int) -> dict:
     storage, search, store = load("storage.json"), load("search.json"), load("store.json")
+    overhead = citus_overhead(load("citus.json"))
     bytes_per = per_memory(storage)
     per_tenant = memories / tenants
     rows = []
@@ -110,6 +128,10 @@ def plan(memories: int, tenants: int) -> dict:
                 "search_whole_tenant": search_p50(search, int(per_tenant), int(table_rows)),
             }
         )
+        rows[-1]["search_p50_via_coordinator_ms"] = {
+            scope: round(rows[-1][scope]["p50_ms"] + overhead["search"], 1)
+            for scope in ("search_user_scope", "search_whole_tenant")
+        }
     return {
         "bench": "capacity",
         "memories": memories,
@@ -118,6 +140,7 @@ def plan(memories: int, tenants: int) -> dict:
         "assumptions": {"ram_fraction": RAM_FRACTION, "disk_fraction": DISK_FRACTION, "replicas": REPLICAS},
         "bytes_per_memory": bytes_per,
         "store_p50_tenant_scope": store_p50(store, int(per_tenant)),
+        "citus_overhead_ms": overhead,
         "nodes": rows,
         "inputs": {
             "storage": {
@@ -148,6 +171,7 @@ def main() -> None:
             f"{row['workers']:>3} workers, {row['nodes_with_coordinator_and_replicas']:>3} nodes, "
             f"index {row['index_gb_per_worker']} GB/worker, search p50 user "
             f"{row['search_user_scope']['p50_ms']} ms, whole tenant {row['search_whole_tenant']['p50_ms']} ms"
+            f" (through the coordinator: +{report['citus_overhead_ms']['search']} ms)"
         )
     (RESULTS / "capacity.json").write_text(json.dumps(report, indent=2) + "\n")
     if args.json:

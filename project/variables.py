@@ -298,15 +298,26 @@ CITUS_PORT = integer(
 )
 CITUS_WORKERS = integer("CITUS_WORKERS", 2, 1, None, "`bin/citus`: the number of workers", **_CITUS)
 CITUS_FSYNC = text(
-    "CITUS_FSYNC", "", "`bin/citus`: `off` runs the nodes without fsync (throwaway test clusters)", **_CITUS
+    "CITUS_FSYNC",
+    "",
+    "`bin/citus`: `off` runs the nodes without fsync and full_page_writes (throwaway clusters; "
+    "`bin/test --citus` sets it)",
+    **_CITUS,
 )
 CITUS_TEST_SHARDS = integer(
     "CITUS_TEST_SHARDS",
-    4,
+    2,
     1,
     None,
     "`bin/test --citus`: shards per distributed table in the test database",
     read_by="bin/test",
+    **_OPS,
+)
+CITUS_ALL_TESTS = flag(
+    "CITUS_ALL_TESTS",
+    False,
+    "`bin/test --citus`: also run the tests that reach no database (the single-node gate runs them)",
+    read_by="tests/support/citus_gaps.py",
     **_OPS,
 )
 TEST_DB_SUFFIX = text(

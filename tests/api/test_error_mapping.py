@@ -72,6 +72,18 @@ def test_a_conflicting_concurrent_change_is_a_409_saying_what_changed(tenant_a):
     assert "conversationsession" in response.data["error"]["message"]
 
 
+def test_a_conflict_relayed_by_a_citus_coordinator_names_the_constraint_without_its_shard_number():
+    # A coordinator relays the worker's message only: no table or constraint field, shard-suffixed names.
+    class Diag:
+        table_name = constraint_name = None
+        message_primary = 'duplicate key value violates unique constraint "session_tenant_sid_unique_102025"'
+
+    exc = IntegrityError("duplicate key")
+    exc.diag = Diag()  # type: ignore[attr-defined]
+    message = _handled(exc).data["error"]["message"]
+    assert "(session_tenant_sid_unique on conversationsession)" in message
+
+
 def test_a_lost_connection_or_a_timeout_is_a_503_with_retry_after():
     for exc in (
         _raised_by("SET LOCAL statement_timeout = 1; SELECT pg_sleep(0.2)"),

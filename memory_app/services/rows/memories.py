@@ -109,7 +109,7 @@ def memory_touch_counts(*, tenant_id: int, counts: Mapping[int, int], at: dateti
                 FROM (
                     SELECT id FROM {table} WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE
                 ) AS locked
-                JOIN unnest(%s::int[], %s::int[]) AS v(id, n) ON v.id = locked.id
+                JOIN unnest(%s::bigint[], %s::int[]) AS v(id, n) ON v.id = locked.id
                 WHERE m.id = locked.id
                 RETURNING m.id
             )

@@ -218,7 +218,10 @@ def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
     result = (
         _same_text(tenant, item, status=MemoryStatus.SUPERSEDED)
         .filter(
+            # Each joined table names the tenant: on Citus the joins by id then run on its shard.
+            superseded_by__tenant=tenant,
             superseded_by__status=MemoryStatus.ACTIVE,
+            source_of__change__tenant=tenant,
             source_of__change__operation=ChangeOperation.MERGE,
             source_of__change__undone_at__isnull=True,
         )
