@@ -265,7 +265,8 @@ class Loaded:
 
 def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: list[Turn]) -> Loaded:
     """1. Bulk load, one scope per conversation."""
-    from memory_app.services.store.types import MemoryInput, StoreOptions
+    from memory_app.overrides import StoreOverrides
+    from memory_app.services.store.types import MemoryInput
     from memory_app.services.store.write import memory_store
     from memory_eval.locomo import turn_text
 
@@ -277,7 +278,7 @@ def bulk_load(*, tenant: Tenant, mem0: Mem0, conversations: list[int], turns: li
         t0 = time.perf_counter()
         for start in range(0, len(texts), BATCH):
             items = [MemoryInput(text=text, user_id=scope) for text in texts[start : start + BATCH]]
-            outcomes = memory_store(tenant=tenant, items=items, options=StoreOptions(deduplicate=False))
+            outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(deduplicate=False))
             for outcome, turn in zip(outcomes, mine[start : start + BATCH], strict=True):
                 loaded.ours_dia.setdefault(outcome.memory_id, turn.dia_id)
         loaded.seconds["ours"] += time.perf_counter() - t0
