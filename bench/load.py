@@ -2,7 +2,7 @@
 
     python bench/load.py [--quick] [--json] [--rows N] [--users U] [--clients C] [--duration S]
                          [--workers W] [--threads T] [--batching on|off] [--max-requests N]
-                         [--batch-wait-ms MS] [--profile DIR]
+                         [--batch-wait-ms MS] [--profile DIR] [--citus]
     python bench/load.py --batcher [--quick] [--json]   # the micro-batcher alone, in-process
     python bench/load.py --quick --profile DIR          # CPU profile of the served requests
 
@@ -26,12 +26,20 @@ the same cores as the server, which the figures include.
 Reports throughput, p50/p95/p99 per operation, errors (non-2xx or transport failures), the load
 average before and after, and the server settings. Results: bench/results/load.json
 (load_quick.json with --quick); with --json the last line of stdout is the same object.
+
+--citus: the same run against the local Citus cluster (project/citus_cluster.py, as `bin/citus
+start`: a coordinator and two workers on this machine; CITUS_PORT moves it off 8160). The bench
+database is created on every node, migrated and distributed (`manage.py citus_distribute`, 32
+shards, as bench/citus.py) before the rows are copied through the coordinator; gunicorn's
+DATABASE_URL points at the coordinator, and the database CPU is the three servers'. Results:
+bench/results/load_citus.json (load_citus_quick.json).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import os
 import random
 import subprocess
@@ -42,13 +50,17 @@ from pathlib import Path
 
 import django
 import numpy as np
-from support import benchenv
+from support import benchenv, load_data
 from support.benchdb import log, use_database
 from support.served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
+
+from project import citus_cluster
 
 ROOT = benchenv.ROOT
 RESULTS = ROOT / "bench" / "results" / "load.json"
 RESULTS_QUICK = ROOT / "bench" / "results" / "load_quick.json"
+CITUS_RESULTS = ROOT / "bench" / "results" / "load_citus.json"
+CITUS_RESULTS_QUICK = ROOT / "bench" / "results" / "load_citus_quick.json"
 MIX = (("store", 0.3), ("search", 0.5), ("context_all", 0.2))
 STORE_TEMPLATE = "{name} mentioned that {sentence}."
 QUERY_TEMPLATE = "{sentence} ({name})"
@@ -80,15 +92,18 @@ class Run:
         return out
 
 
-def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
+def prepare(rows: int, users: int, cluster: list[citus_cluster.Node] | None = None):  # type: ignore[no-untyped-def]
+    """The loaded tenant and its database's name; `cluster` (Citus nodes): the database on every
+    node, distributed before the COPY."""
     from django.core.management import call_command
     from django.db import connection
     from django.db.migrations.exceptions import InconsistentMigrationHistory
-    from support import load_data
 
     from memory_app.models import Tenant
 
     name = load_data.database_name(rows)
+    if cluster:
+        citus_cluster.create_database(cluster, name)
     use_database(name)
     try:
         call_command("migrate", verbosity=0)
@@ -98,7 +113,13 @@ def prepare(rows: int, users: int):  # type: ignore[no-untyped-def]
         max_id = None
     if max_id is None:
         log(f"loading {rows:,} rows into {name} (kept for later runs)")
-        use_database(name, fresh=True, migrate=True)
+        if cluster:
+            citus_cluster.drop_database(cluster, name)
+            citus_cluster.create_database(cluster, name)
+            use_database(name, migrate=True)
+            call_command("citus_distribute", shard_count=32, stdout=io.StringIO())
+        else:
+            use_database(name, fresh=True, migrate=True)
     tenant, _ = Tenant.objects.get_or_create(slug=load_data.TENANT_SLUG, defaults={"name": "bench load"})
     if max_id is None:
         load_data.load(rows, users, tenant.pk, log=log)
@@ -127,9 +148,9 @@ def _proc_stats() -> list[tuple[int, int, int, float, float]]:
     return out
 
 
-def cpu_snapshot(server_pid: int, postmaster_pid: int | None) -> dict[str, float]:
-    """CPU seconds used so far by gunicorn (its process group), PostgreSQL (the embedded server's
-    processes) and this client process.
+def cpu_snapshot(server_pid: int, postmasters: list[int]) -> dict[str, float]:
+    """CPU seconds used so far by gunicorn (its process group), PostgreSQL (the processes of the
+    embedded server, or of every Citus node) and this client process.
 
     A process that ended between the two snapshots would take its CPU with it: a PostgreSQL backend
     closed when its connection reached CONN_MAX_AGE, a parallel query worker, a recycled gunicorn
@@ -141,10 +162,10 @@ def cpu_snapshot(server_pid: int, postmaster_pid: int | None) -> dict[str, float
         + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid == server_pid),
         "client": time.process_time(),
     }
-    if postmaster_pid is not None:
+    if postmasters:
         snapshot["database"] = sum(
-            cpu for pid, ppid, _group, cpu, _reaped in stats if postmaster_pid in (pid, ppid)
-        ) + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid == postmaster_pid)
+            cpu for pid, ppid, _group, cpu, _reaped in stats if pid in postmasters or ppid in postmasters
+        ) + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid in postmasters)
     return snapshot
 
 
@@ -155,15 +176,35 @@ def worker_start_cpu(server_pid: int) -> list[float]:
     return sorted(round(cpu, 2) for cpu in workers)
 
 
-def embedded_postmaster() -> int | None:
+def postmaster_pids(cluster: list[citus_cluster.Node] | None) -> list[int]:
+    """The postmasters of the Citus nodes, or of the embedded server (none for another server)."""
     from django.conf import settings
 
-    if settings.DATABASE_URL:
-        return None
-    try:
-        return int((Path(settings.EMBEDDED_PG_DIR) / "postmaster.pid").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    if cluster:
+        directories = [node.data for node in cluster]
+    elif settings.DATABASE_URL:
+        return []
+    else:
+        directories = [Path(settings.EMBEDDED_PG_DIR)]
+    pids = []
+    for directory in directories:
+        try:
+            pids.append(int((directory / "postmaster.pid").read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def start_cluster() -> list[citus_cluster.Node]:
+    """The local Citus cluster started (`bin/citus start`), DATABASE_URL set to its coordinator
+    before Django reads its settings (its `memory` database: the bench database may not exist yet)."""
+    cluster = citus_cluster.start(
+        ROOT / "var" / "citus",
+        port=int(os.environ.get("CITUS_PORT", citus_cluster.DEFAULT_PORT)),
+        workers=citus_cluster.DEFAULT_WORKERS,
+    )
+    os.environ["DATABASE_URL"] = citus_cluster.url(cluster[0])
+    return cluster
 
 
 def start_server(args: argparse.Namespace, url: str, port: int) -> subprocess.Popen[bytes]:
@@ -207,7 +248,6 @@ def profile_report(directory: Path, top: int = 40) -> None:
 
 
 def request_for(op: str, rng: random.Random, users: int, texts) -> tuple[str, dict]:  # type: ignore[no-untyped-def]
-    from support import load_data
 
     user = load_data.user_id(rng.randrange(users))
     if op == "store":
@@ -226,7 +266,6 @@ async def drive(
 ) -> float:
     """Warm-up, then the measured window; returns the measured window's length in seconds."""
     import httpx
-    from support import load_data
 
     texts = load_data.TextSource(seed=args.seed)
     rng = random.Random(args.seed)
@@ -337,7 +376,7 @@ def report(args: argparse.Namespace, run: Run, window: float, missing: list[int]
     cpu = run.cpu_ms_per_request(len(measured))
     cores = os.cpu_count() or 1
     return {
-        "benchmark": "load",
+        "benchmark": "load_citus" if args.citus else "load",
         "quick": args.quick,
         "rows": args.rows,
         "users": args.users,
@@ -373,7 +412,6 @@ def batcher_bench(args: argparse.Namespace) -> None:
     import threading
 
     import torch
-    from support import load_data
 
     from memory_app.embeddings.batching import MicroBatcher
     from memory_app.embeddings.local import local_embed
@@ -442,6 +480,7 @@ def main() -> None:
     parser.add_argument("--batch-wait-ms", type=float, help="EMBEDDING_LOCAL_BATCH_WAIT_MS (default 2)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--batcher", action="store_true", help="only the micro-batcher, in-process")
+    parser.add_argument("--citus", action="store_true", help="against the local Citus cluster (2 workers)")
     parser.add_argument(
         "--profile",
         type=Path,
@@ -454,13 +493,14 @@ def main() -> None:
     args.users = args.users or (20 if args.quick else 100)
     args.duration = args.duration or (20.0 if args.quick else 60.0)
 
+    cluster = start_cluster() if args.citus else None
     django.setup()
     if args.batcher:
         batcher_bench(args)
         return
     from memory_app.services.api_keys import api_key_issue
 
-    tenant, name = prepare(args.rows, args.users)
+    tenant, name = prepare(args.rows, args.users, cluster)
     key = api_key_issue(tenant=tenant, name=f"load bench {time.time():.0f}").raw_key
     from django.db import connections
 
@@ -481,9 +521,9 @@ def main() -> None:
             f"gunicorn ready on {base}; {args.clients} clients, "
             f"{args.warmup:.0f} s warm-up + {args.duration:.0f} s measured"
         )
-        postmaster = embedded_postmaster()
+        postmasters = postmaster_pids(cluster)
         window = asyncio.run(
-            drive(args, base, key, args.users, run, lambda: cpu_snapshot(server.pid, postmaster))
+            drive(args, base, key, args.users, run, lambda: cpu_snapshot(server.pid, postmasters))
         )
     finally:
         stop_server(server)
@@ -511,6 +551,12 @@ def main() -> None:
         log(f"  error: {sample}")
     if args.profile:
         profile_report(args.profile)
+        return
+    if args.citus:
+        result["citus"] = {"workers": len(cluster or []) - 1, "shards": 32}
+        benchenv.write_results(
+            CITUS_RESULTS_QUICK if args.quick else CITUS_RESULTS, result, print_json=args.json
+        )
         return
     benchenv.write_results(RESULTS_QUICK if args.quick else RESULTS, result, print_json=args.json)
 
