@@ -159,6 +159,11 @@ def nodes(root: Path, *, port: int, workers: int) -> list[Node]:
     return [Node(name, port + i, root / name) for i, name in enumerate(names)]
 
 
+def _worker_dirs(root: Path) -> int:
+    """How many workers this cluster directory holds (worker1, worker2, ...)."""
+    return sum(1 for path in root.glob("worker*") if (path / "PG_VERSION").is_file())
+
+
 def _run_as() -> str | None:
     if os.geteuid() != 0:
         return None
@@ -351,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
             create_database(cluster, args.database)
             print(url(cluster[0], args.database))
         elif args.action == "rebalance":
+            # A worker added by `start --workers N` is registered in the default database only; the
+            # database being rebalanced gets it here (created there with its extensions first).
+            running = [n for n in nodes(root, port=args.port, workers=_worker_dirs(root)) if is_running(n)]
+            create_database(running, args.database)
             # Online: shard groups move by logical replication while reads and writes go on.
             psql(
                 cluster[0],
