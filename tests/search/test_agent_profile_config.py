@@ -6,10 +6,13 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from memory_app.admin.tenancy import AgentProfileForm
+from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import AgentProfile
 from memory_app.models.agent_config import AgentProfileConfig
+from memory_app.overrides import StoreOverrides
 from memory_app.selectors.search.options import profile_overrides as search_overrides
 from memory_app.services.store.config import profile_overrides as store_overrides
+from memory_app.services.store.config import resolve_dedup_config
 from tests.factories import TenantFactory
 
 
@@ -108,3 +111,20 @@ def test_store_and_search_read_the_same_profile() -> None:
     assert store_overrides(tenant=tenant, agent_id="bot") == {"deduplicate": False}
     assert search_overrides(tenant=tenant, agent_id="bot") == {"clustering": True}
     assert store_overrides(tenant=tenant, agent_id="nobody") == {}
+
+
+@pytest.mark.django_db
+def test_store_overrides_layer_the_call_over_the_profile_over_the_calibration() -> None:
+    tenant = TenantFactory()
+    AgentProfile.objects.create(
+        tenant=tenant, agent_id="bot", config={"store": {"review_below": 0.9, "judge": "llm"}}
+    )
+    model = "all-MiniLM-L6-v2"
+    from_profile = resolve_dedup_config(tenant=tenant, agent_id="bot", options=None, model=model)
+    assert (from_profile.review_below, from_profile.judge) == (0.9, "llm")
+    called = resolve_dedup_config(
+        tenant=tenant, agent_id="bot", options=StoreOverrides(review_below=0.95), model=model
+    )
+    assert (called.review_below, called.judge) == (0.95, "llm")
+    plain = resolve_dedup_config(tenant=tenant, agent_id="nobody", options=None, model=model)
+    assert plain.review_below == load_calibration(model).review_below

@@ -38,20 +38,14 @@ def profile_overrides(*, tenant: Tenant, agent_id: str) -> dict[str, Any]:
 def resolve_dedup_config(
     *, tenant: Tenant, agent_id: str, options: StoreOverrides | None, model: str
 ) -> DedupConfig:
-    profile = profile_overrides(tenant=tenant, agent_id=agent_id)
-    options = options or StoreOverrides()
+    # One layering for every knob: the request's values over the profile's (a request cannot set
+    # review_below through the API, so there the profile's holds), else the calibration's.
+    chosen = {**profile_overrides(tenant=tenant, agent_id=agent_id), **(options or StoreOverrides()).given()}
     radius, review_below = _calibration(model)
-
-    def pick(name: str, default: Any) -> Any:
-        value = getattr(options, name, None)
-        if value is not None:
-            return value
-        return profile.get(name, default)
-
     return DedupConfig(
-        deduplicate=bool(pick("deduplicate", store_config().dedup_enabled)),
-        judge=pick("judge", None),
-        candidate_radius=float(pick("candidate_radius", radius)),
-        review_below=float(profile.get("review_below", review_below)),
+        deduplicate=bool(chosen.get("deduplicate", store_config().dedup_enabled)),
+        judge=chosen.get("judge"),
+        candidate_radius=float(chosen.get("candidate_radius", radius)),
+        review_below=float(chosen.get("review_below", review_below)),
         k=store_config().candidates_k,
     )
