@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from django.apps import apps
 from django.db import IntegrityError
 
 from memory_app.errors import ApplicationError
@@ -28,8 +29,6 @@ _NAMED_IN_MESSAGE = re.compile(r'(table|constraint) "([^"]+?)(?:_\d{6,})?"')
 
 def _constraint_table(constraint: str) -> str:
     """The table a named constraint of a model (or a primary key, "<table>_pkey") belongs to."""
-    from django.apps import apps
-
     for model in apps.get_models():
         if any(c.name == constraint for c in model._meta.constraints):
             return str(model._meta.db_table)
