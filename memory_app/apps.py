@@ -12,6 +12,17 @@ class MemoryAppConfig(AppConfig):
 
         schema_extensions_load()
         self.word_model_connect()
+        self.requests_count()
+
+    @staticmethod
+    def requests_count() -> None:
+        """The embedding batcher waits for companions only while other requests are in progress."""
+        from django.core.signals import request_finished, request_started
+
+        from memory_app.embeddings.batching import REQUESTS_IN_FLIGHT
+
+        request_started.connect(REQUESTS_IN_FLIGHT.started, dispatch_uid="requests-in-flight-started")
+        request_finished.connect(REQUESTS_IN_FLIGHT.finished, dispatch_uid="requests-in-flight-finished")
 
     @staticmethod
     def word_model_connect() -> None:

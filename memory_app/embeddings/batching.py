@@ -7,6 +7,11 @@ waits up to `wait_seconds` for more (never past `max_batch` texts), runs one for
 hands every caller its rows. At low load a request waits at most `wait_seconds`; under load the
 batch fills while the previous forward pass runs, so batching costs nothing extra there.
 
+A companion can only come from another request being served by this process. Given `in_flight`
+(the process's requests in progress, `RequestsInFlight`), the batcher waits only while more
+requests are in progress than the batch holds: a lone request, the common case at low load, then
+runs at once rather than paying the wait for a companion that cannot come.
+
 Fork-safe: the thread is started lazily in the process that uses it (a gunicorn or Celery worker),
 never inherited from the parent.
 """
@@ -38,13 +43,43 @@ class _Request:
         return self.result
 
 
+class RequestsInFlight:
+    """The requests this process is serving now (Django's request_started / request_finished)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def started(self, **_: object) -> None:
+        with self._lock:
+            self.count += 1
+
+    def finished(self, **_: object) -> None:
+        with self._lock:
+            self.count = max(self.count - 1, 0)
+
+    def __call__(self) -> int:
+        return self.count
+
+
+# The process's count, kept by memory_app.apps from Django's request signals.
+REQUESTS_IN_FLIGHT = RequestsInFlight()
+
+
 class MicroBatcher:
     def __init__(
-        self, embed: Callable[[list[str]], np.ndarray], *, wait_seconds: float, max_batch: int
+        self,
+        embed: Callable[[list[str]], np.ndarray],
+        *,
+        wait_seconds: float,
+        max_batch: int,
+        in_flight: Callable[[], int] | None = None,
     ) -> None:
         self._embed = embed
         self.wait_seconds = wait_seconds
         self.max_batch = max_batch
+        # None: always wait for companions (callers on threads of their own, as in the tests).
+        self._in_flight = in_flight
         self._pid = -1
         self.batches = 0  # forward passes run, and the texts they held (for measurements)
         self.texts = 0
@@ -85,7 +120,7 @@ class MicroBatcher:
             while size < self.max_batch:
                 if not self._queue:
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if remaining <= 0 or not self._companion_possible(len(batch)):
                         break
                     self._cond.wait(remaining)
                     continue
@@ -95,6 +130,9 @@ class MicroBatcher:
                 batch.append(request)
                 size += len(request.texts)
         return batch
+
+    def _companion_possible(self, batched: int) -> bool:
+        return self._in_flight is None or self._in_flight() > batched
 
     def _loop(self) -> None:
         while True:

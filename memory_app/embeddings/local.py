@@ -126,12 +126,13 @@ def local_batcher() -> Any:
         with _lock:
             if _batcher is None:
                 # only for the batching server mode
-                from memory_app.embeddings.batching import MicroBatcher
+                from memory_app.embeddings.batching import REQUESTS_IN_FLIGHT, MicroBatcher
 
                 _batcher = MicroBatcher(
                     local_embed,
                     wait_seconds=embeddings_config().local_batch_wait_ms / 1000,
                     max_batch=embeddings_config().local_max_batch,
+                    in_flight=REQUESTS_IN_FLIGHT,
                 )
     return _batcher
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
 from django.test import override_settings
 
-from memory_app.embeddings.batching import MicroBatcher
+from memory_app.embeddings.batching import MicroBatcher, RequestsInFlight
 from memory_app.embeddings.local import local_embed
 from memory_app.embeddings.providers import LocalProvider
 
@@ -78,3 +79,39 @@ def test_a_submitted_text_is_embedded_while_the_caller_goes_on_and_waited_for_la
     assert started.wait(10)
     release.set()
     np.testing.assert_allclose(wait(), local_embed(["User prefers morning workouts"]), atol=1e-5)
+
+
+def test_a_lone_request_runs_at_once_rather_than_waiting_for_a_companion() -> None:
+    batcher = MicroBatcher(
+        lambda texts: np.zeros((len(texts), 2)), wait_seconds=5.0, max_batch=8, in_flight=lambda: 1
+    )
+    t0 = time.monotonic()
+    batcher.embed(["only me"])
+    assert time.monotonic() - t0 < 2.0  # the 5 s wait was not taken
+
+
+def test_requests_in_progress_elsewhere_make_the_batcher_wait_for_them() -> None:
+    seen: list[int] = []
+
+    def record(texts: list[str]) -> np.ndarray:
+        seen.append(len(texts))
+        return np.zeros((len(texts), 2))
+
+    batcher = MicroBatcher(record, wait_seconds=5.0, max_batch=8, in_flight=lambda: 2)
+    first = batcher.submit(["first"])
+    time.sleep(0.2)  # the first request waits: another is in progress
+    assert seen == []
+    second = batcher.submit(["second"])
+    first(), second()
+    assert seen == [2]  # one pass for both
+
+
+def test_the_in_flight_count_follows_the_request_signals() -> None:
+    counter = RequestsInFlight()
+    counter.started()
+    counter.started()
+    counter.finished()
+    assert counter() == 1
+    counter.finished()
+    counter.finished()  # never below zero
+    assert counter() == 0
