@@ -76,3 +76,24 @@ def test_a_mid_size_scope_remembers_its_statistics_and_still_finds_a_new_row(mon
     assert first_aggregated and not second_aggregated
     # The matched rows are read live: the new row is scored at once.
     assert len(second) == len(first) + 1
+
+
+def test_a_scope_larger_than_the_sample_estimates_common_words_and_still_ranks_the_rare_word_first(
+    monkeypatch, settings
+):
+    settings.SEARCH_BM25_TERM_CAP = 5
+    settings.SEARCH_EXACT_MAX_ROWS = 0
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: None)
+    monkeypatch.setattr(lexical, "SCOPE_SAMPLE_ROWS", 10)
+    monkeypatch.setattr(lexical, "STATS_CACHE_MIN_ROWS", 1)
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    for i in range(40):
+        MemoryFactory(tenant=tenant, user_id="u1", text=f"the user waters the garden, day {i}")
+    zeppelin = MemoryFactory(tenant=tenant, user_id="u1", text="the user rode a zeppelin").pk
+    found = bm25_candidates(tenant=tenant, filters=FILTERS, query="did the user ride a zeppelin", k=5)
+    assert found[0].memory_id == zeppelin
+    (stats,) = lexical._STATS.values()
+    assert stats.n == 41  # counted, not sampled
+    # "user" is in every row: its df is estimated from the 10 sampled rows, never below cap + 1
+    assert stats.dfs["user"] == pytest.approx(41.0)

@@ -20,25 +20,26 @@ Two plans, by the size of the scope:
   scope up to cap + 1, one small statement per word so the planner sees the word (a common one is
   found in the first rows of a scan, a rare one through the GIN index). Words held by at most `cap`
   rows select the rows to score, and their df comes from those rows as above; common words only
-  add to the score of those rows, with their exact df from the scope statistics below.
+  add to the score of those rows, with their df from the scope statistics below.
   retrieval/bm25.py bounds what a row holding only common words could score: when the k-th scored
-  row reaches that bound, the result is exactly the one statement's. When it does not, a filtered
+  row reaches that bound, the result is exactly the one statement's (with those statistics). When it does not, a filtered
   scope of up to SEARCH_EXACT_MAX_ROWS rows (the B-tree count is an upper bound: filters such as
   topics narrow it further) runs the one statement; a larger one also scores k more rows holding
   the rarest common word and no rarer one (whichever the scan meets first: among rows that hold
   only common words BM25 has little to say, and the vector half of a hybrid search ranks them).
   So the rows scored number at most (rare words x cap) + k, however common the words are.
 
-The scope statistics (row count, average length and the df of common words) read every row of the
-scope: negligible for a user's few hundred memories, the largest part of the query for a scope of
-100 k. They move slowly (a few new rows change neither the count nor the average length visibly),
-so for a scope of at least STATS_CACHE_MIN_ROWS rows they are remembered per process for STATS_TTL
-seconds, with the words found rare or common there. A scope of SMALL_STATS_MIN_ROWS up to that size
-remembers its row count and average length for SMALL_STATS_TTL seconds (reading them was most of
-the statement for a user's 1,000 rows; 5 new rows move either by 1 % or less, and the matched rows'
-dfs are still counted at every query). Smaller scopes are counted at every query. A common word new
-to a remembered scope costs one more pass over it (about 0.25 s at 100 k rows under load), once per
-STATS_TTL.
+The scope statistics (row count, average length and the df of common words) of a scope up to
+SCOPE_SAMPLE_ROWS rows are exact; a larger scope's are estimated from its first SCOPE_SAMPLE_ROWS
+rows (its row count is counted). Reading all of a 100 k scope took 155-170 ms; an estimated df
+moves only a common word's small IDF. They move slowly (a few new rows change neither the count nor
+the average length visibly), so for a scope of at least STATS_CACHE_MIN_ROWS rows they are
+remembered per process for STATS_TTL seconds, with the words found rare or common there. A scope
+of SMALL_STATS_MIN_ROWS up to that size remembers its row count and average length for
+SMALL_STATS_TTL seconds (reading them was most of the statement for a user's 1,000 rows; 5 new
+rows move either by 1 % or less, and the matched rows' dfs are still counted at every query).
+Smaller scopes are counted at every query. A common word new to a remembered scope costs one read
+of the sample, once per STATS_TTL.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_app.conf import search_config
-from memory_app.db import ElementFrequencies, element_frequencies, fetch_all, fetch_one
+from memory_app.db import ElementFrequencies, count_up_to, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
 from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
 from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql, scope_rows
@@ -59,6 +60,9 @@ STATS_TTL = 300.0
 SMALL_STATS_MIN_ROWS = 500
 SMALL_STATS_TTL = 60.0
 _STATS_MAX = 4096
+# Rows of a large scope its statistics are read from (`_scope_stats`): about 5 ms of reading,
+# where the whole scope of 100 k rows took 155-170 ms, once per common word new to the process.
+SCOPE_SAMPLE_ROWS = 5000
 
 
 @dataclass
@@ -295,22 +299,38 @@ def _capped_dfs(q: _Bm25, *, quoted: dict[str, str], cap: int) -> dict[str, int]
 
 
 def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str]) -> ScopeStats:
-    """Row count, average length and the common lexemes' exact dfs: remembered, or one pass."""
+    """Row count, average length and the common lexemes' dfs: remembered, or read now.
+
+    Read from the scope's first SCOPE_SAMPLE_ROWS rows: exact for a scope that size or smaller, an
+    estimate beyond (the row count is then counted on the scope's B-tree, the average length and
+    the common words' shares taken from the sample). A common word's df changes only its small
+    IDF, and it is known to exceed the cap, so its estimate never goes below cap + 1."""
     cached = _remembered(key)
     missing = [t for t in common if cached is None or t not in cached.dfs]
     if cached is not None and not missing:
         return cached
-    counted = "".join(", count(*) FILTER (WHERE m.search_vector @@ %s::tsquery)::float8" for _ in missing)
+    counted = "".join(", count(*) FILTER (WHERE s.search_vector @@ %s::tsquery)::float8" for _ in missing)
     row = fetch_one(
-        f"SELECT count(*)::float8, greatest(avg(length(m.search_vector)), 1)::float8{counted} "
-        f"FROM {MEMORY_TABLE} m WHERE {q.where}",
-        [*(quoted[t] for t in missing), *q.params],
+        f"SELECT count(*)::float8, greatest(avg(length(s.search_vector)), 1)::float8{counted} "
+        f"FROM (SELECT m.search_vector FROM {MEMORY_TABLE} m WHERE {q.where} LIMIT %s) s",
+        [*(quoted[t] for t in missing), *q.params, SCOPE_SAMPLE_ROWS],
     )
     assert row is not None  # an aggregate without GROUP BY always returns its row
+    sampled, avgdl, hits = float(row[0]), float(row[1]), [float(v) for v in row[2:]]
+    if cached is not None:
+        n, avgdl = cached.n, cached.avgdl
+    elif sampled < SCOPE_SAMPLE_ROWS:
+        n = sampled
+    else:
+        n = float(count_up_to(table=f"{MEMORY_TABLE} m", where=q.where, params=q.params, limit=10**12))
+    cap = search_config().bm25_term_cap
+    share = n / sampled if sampled else 0.0
+    estimates = [h if sampled < SCOPE_SAMPLE_ROWS else max(h * share, cap + 1.0) for h in hits]
     known = dict(cached.dfs) if cached is not None else {}
-    known.update(zip(missing, (float(v) for v in row[2:]), strict=True))
+    known.update(zip(missing, estimates, strict=True))
     rare = set(cached.rare) if cached is not None else set()
-    stats = ScopeStats(time.monotonic(), float(row[0]), float(row[1]), known, rare)
+    read_at = cached.read_at if cached is not None else time.monotonic()
+    stats = ScopeStats(read_at, n, avgdl, known, rare)
     _remember(key, stats)
     return stats
 
