@@ -1,7 +1,8 @@
 """Load what a server process reads on first use before it takes requests, so its first requests
 do not pay for it: the local embedding model (~2-5 s), and the relation judge's unit registry,
 calibration and word rules with the token counter (~0.5 s, measured on the 2-core machine: the
-first judged pair of a fresh process took 507 ms, the next 17 ms). Called where each server loads
+first judged pair of a fresh process took 507 ms, the next 17 ms), and dateparser's language data
+(~1 s, for the first query naming a date). Called where each server loads
 its application, before it listens or takes a request: project/wsgi.py (gunicorn's workers,
 runserver), project/asgi.py (bin/serve-mcp) and `manage.py mcp_server` (stdio, before it answers
 `initialize`); EMBEDDING_WARMUP=false skips both. `gc_tune` then
@@ -23,6 +24,17 @@ def embedding_warmup() -> None:
 
         local_embed(["warm-up"])
     judge_warmup()
+    query_time_warmup()
+
+
+def query_time_warmup() -> None:
+    """One query with a date through dateparser, which loads its English data on first use: the
+    first search naming a month in a fresh process took ~1 s, the next a few milliseconds."""
+    from datetime import UTC, datetime
+
+    from memory_app.extraction.query_time import query_window
+
+    query_window("what did I do last march", datetime(2025, 6, 1, tzinfo=UTC))
 
 
 def judge_warmup() -> None:

@@ -302,7 +302,10 @@ def warm(runners: dict[str, Runner], texts: Texts) -> None:
 
 
 def in_process(tenant: Tenant, mem0: Mem0, texts: Texts, *, reps: int, block: int, new_scope: bool) -> dict:
+    from project.warmup import embedding_warmup
+
     runners = in_process_runners(tenant, mem0)
+    embedding_warmup()  # what a server process loads before its first request (project/wsgi.py)
     warm(runners, texts)
     return interleaved(runners, texts, reps=reps, block=block, new_scope=new_scope)
 

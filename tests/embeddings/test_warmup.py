@@ -7,7 +7,7 @@ import gc
 import pytest
 
 from memory_app.judge.signals import alignment, quantities
-from project.warmup import embedding_warmup, gc_tune, judge_warmup
+from project.warmup import embedding_warmup, gc_tune, judge_warmup, query_time_warmup
 
 
 def test_the_judge_warm_up_loads_the_unit_registry_without_the_token_model(monkeypatch):
@@ -17,6 +17,13 @@ def test_the_judge_warm_up_loads_the_unit_registry_without_the_token_model(monke
     judge_warmup()
     assert quantities._registry.cache_info().currsize == 1
     assert cold.encoded == 0
+
+
+def test_the_query_time_warm_up_loads_dateparser_before_the_first_search_naming_a_date():
+    import sys
+
+    query_time_warmup()
+    assert "dateparser.search" in sys.modules
 
 
 def test_warm_up_can_be_switched_off(monkeypatch):
