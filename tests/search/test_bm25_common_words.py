@@ -243,3 +243,18 @@ def test_the_planner_statistics_give_each_frequent_words_share_of_the_table():
     assert frequencies is not None
     assert frequencies.rows_at_most("user") >= 41
     assert frequencies.rows_at_most("zeppelin") < frequencies.rows_at_most("user")
+
+
+@pytest.mark.django_db
+def test_a_word_in_a_rows_context_counts_its_weight_and_repeated_words_count_each_occurrence():
+    lexical.forget_scope_stats()
+    tenant = TenantFactory()
+    MemoryFactory(tenant=tenant, user_id="u1", text="User likes the zeppelin", context="zeppelin museum trip")
+    MemoryFactory(tenant=tenant, user_id="u1", text="Zeppelin, zeppelin, zeppelin!", context="")
+    MemoryFactory(tenant=tenant, user_id="u1", text="User likes tea", context="the museum cafe")
+    query = "zeppelin museum"
+    found, whole = _search(tenant, query, k=10)
+    reference = _reference(tenant, query)
+    assert whole and {c.memory_id for c in found} == set(reference)
+    for c in found:
+        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-12)

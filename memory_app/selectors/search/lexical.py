@@ -79,14 +79,19 @@ Row = tuple[Any, ...]
 
 # Both statements score the rows of `matched` (id, sv, dl) the same way: each query lexeme's
 # weighted occurrences per row, a B (context) occurrence counting `weight_b` (its parameter) of an A one.
+# Each row's tsvector is first cut down to the query's lexemes, with their positions and weights:
+# deleting the lexemes that remain once the query's are deleted. Unnesting whole tsvectors (each
+# lexeme's arrays built, then all but the query's thrown away) cost 12 ms of a 17 ms statement for
+# 985 matched rows at 10 k; the cut costs 3 ms, and the rows it yields are the same.
 _TERM_FREQUENCIES = """tf AS (
             SELECT x.id, u.lexeme, x.dl,
                    sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
             FROM matched x
             CROSS JOIN terms
-            CROSS JOIN LATERAL unnest(x.sv) u
+            CROSS JOIN LATERAL unnest(
+                ts_delete(x.sv, tsvector_to_array(ts_delete(x.sv, terms.lexemes)))
+            ) u
             CROSS JOIN LATERAL unnest(u.weights) w
-            WHERE u.lexeme = ANY(terms.lexemes)
             GROUP BY x.id, u.lexeme, x.dl
         ),"""
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -391,7 +390,7 @@ def _score_hits(
 class RankingRow:
     """What fusion, decay and feedback read of a candidate, without building a model instance."""
 
-    created_at: datetime
+    created_epoch: float  # created_at in seconds since 1970: parsing ~200 timestamps cost ~1.5 ms
     confidence: float
     helpful_count: int
     harmful_count: int
@@ -411,7 +410,8 @@ def _ranking_columns(
     similarity = "NULL::float8" if query_embedding is None else "m.embedding <#> %s::vector"
     params: list[Any] = [] if query_embedding is None else [vector_literal(query_embedding)]
     rows = fetch_all(
-        f"SELECT m.id, m.created_at, m.confidence, m.helpful_count, m.harmful_count, {similarity} "
+        f"SELECT m.id, extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, "
+        f"m.harmful_count, {similarity} "
         f"FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [*params, tenant.pk, ids],
     )
@@ -477,8 +477,7 @@ def _with_rows(
 def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
     if not members:
         return np.ones(0)
-    now = timezone.now()
-    ages = np.array([(now - m.created_at).total_seconds() for m in members])
+    ages = timezone.now().timestamp() - np.array([m.created_epoch for m in members])
     time_factor = decay.decay_factors(
         ages, half_life_seconds=opts.half_life_days * DAY, floor=search_config().decay_floor
     )
