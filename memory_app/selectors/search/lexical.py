@@ -22,11 +22,12 @@ Two plans, by the size of the scope:
   rows select the rows to score, and their df comes from those rows as above; common words only
   add to the score of those rows, with their df from the scope statistics below.
   retrieval/bm25.py bounds what a row holding only common words could score: when the k-th scored
-  row reaches that bound, the result is exactly the one statement's (with those statistics). When it does not, a filtered
-  scope of up to SEARCH_EXACT_MAX_ROWS rows (the B-tree count is an upper bound: filters such as
-  topics narrow it further) runs the one statement; a larger one also scores k more rows holding
-  the rarest common word and no rarer one (whichever the scan meets first: among rows that hold
-  only common words BM25 has little to say, and the vector half of a hybrid search ranks them).
+  row reaches that bound, the result is exactly the one statement's (with those statistics). When
+  it does not, a filtered scope of up to SEARCH_EXACT_MAX_ROWS rows (the B-tree count is an upper
+  bound: filters such as topics narrow it further) runs the one statement; a larger one also
+  scores k more rows holding the rarest common word and no rarer one (whichever the scan meets
+  first: among rows that hold only common words BM25 has little to say, and the vector half of a
+  hybrid search ranks them).
   So the rows scored number at most (rare words x cap) + k, however common the words are.
 
 The scope statistics (row count, average length and the df of common words) of a scope up to

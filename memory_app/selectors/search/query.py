@@ -13,7 +13,6 @@ import numpy as np
 from django.utils import timezone
 
 from memory_app.conf import search_config
-from memory_app.db import fetch_all, vector_from_binary, vector_literal
 from memory_app.embeddings import EmbeddingJob, embed_texts_begin, vector_dimensions
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
@@ -23,13 +22,13 @@ from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
 from memory_app.selectors.memories import with_supersedes
 from memory_app.selectors.search.candidates import (
-    MEMORY_TABLE,
     fulltext_candidates,
     one_count_per_scope,
     vector_candidates,
 )
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
+from memory_app.selectors.search.rows import CandidateRow, candidate_rows, query_similarities
 from memory_app.selectors.search.time_window import (
     AppliedWindow,
     TimeQuery,
@@ -229,17 +228,13 @@ def memory_search(
         query_embedding=query_embedding,
         phases=phases,
     )
-    vector, lexical, effective_mode = found.vector, found.lexical, found.mode
+    vector, lexical, effective_mode, rows = found.vector, found.lexical, found.mode, found.rows
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
-    ranking = _ranking_columns(tenant=tenant, ids=ids, query_embedding=found.embedding)
-    phases.lap("rows")
-    ids = [i for i in ids if i in ranking]
-    cosine = _cosines(vector=vector, ids=ids, ranking=ranking)
+    ids = [i for i in ids if i in rows]  # a row deleted since a candidate statement found it
+    cosine = _cosines(vector=vector, ids=ids, rows=rows, query_embedding=found.embedding)
     fused = _fuse(ids, cosine, lexical, effective_mode, opts)
 
-    members, scores = _rank(
-        tenant=tenant, fused=fused, ranking=ranking, opts=opts, window=window, fetch=fetch
-    )
+    members, scores = _rank(tenant=tenant, fused=fused, rows=rows, opts=opts, window=window, fetch=fetch)
     phases.lap("rank")
     entries = _post_process(tenant, members, scores, opts, limit)
     phases.lap("post_process")
@@ -277,6 +272,7 @@ class _Found:
 
     vector: list[Candidate]
     lexical: list[Candidate]
+    rows: dict[int, CandidateRow]  # every candidate's row
     embedding: np.ndarray | None
     mode: str  # the requested mode, or "fulltext" when the query could not be embedded
     degraded: list[str]
@@ -312,11 +308,14 @@ def _gather_candidates(
     )
     phases.lap("embedding")
     lexical: list[Candidate] | None = None
+    rows: dict[int, CandidateRow] = {}
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
         if mode == "hybrid":
-            # Full text first: BM25 needs no vector, so it runs while the model computes the query's.
+            # Full text first: BM25 needs no vector, so it and its rows are read while the model
+            # computes the query's.
             lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+            rows = candidate_rows(tenant=tenant, ids=[c.memory_id for c in lexical])
             phases.lap("lexical")
         if pending is not None:
             embedding = pending.get()
@@ -334,39 +333,45 @@ def _gather_candidates(
             if effective_mode in ("fulltext", "hybrid"):
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
             phases.lap("lexical")
-    return _Found(vector=vector, lexical=lexical, embedding=embedding, mode=effective_mode, degraded=degraded)
+    unread = [c.memory_id for c in (*vector, *lexical) if c.memory_id not in rows]
+    rows.update(candidate_rows(tenant=tenant, ids=dict.fromkeys(unread)))
+    phases.lap("rows")
+    return _Found(
+        vector=vector, lexical=lexical, rows=rows, embedding=embedding, mode=effective_mode, degraded=degraded
+    )
 
 
-def _cosines(*, vector: list[Candidate], ids: list[int], ranking: dict[int, RankingRow]) -> dict[int, float]:
-    """Each candidate's cosine similarity to the query, where it has one."""
+def _cosines(
+    *,
+    vector: list[Candidate],
+    ids: list[int],
+    rows: dict[int, CandidateRow],
+    query_embedding: np.ndarray | None,
+) -> dict[int, float]:
+    """Each candidate's cosine similarity to the query, where it has one: the vector search's
+    distance, or for a row found by full text only its vector's similarity."""
     cosine = {c.memory_id: 1.0 - c.score for c in vector}
-    for i in ids:  # rows found by full text only get their exact similarity too
-        similarity = ranking[i].similarity
-        if i not in cosine and similarity is not None:
-            cosine[i] = similarity
-    return cosine
+    lexical_only = [i for i in ids if i not in cosine]
+    return {**query_similarities(rows, lexical_only, query_embedding), **cosine}
 
 
 def _rank(
     *,
     tenant: Tenant,
     fused: dict[int, float],
-    ranking: dict[int, RankingRow],
+    rows: dict[int, CandidateRow],
     opts: ResolvedOptions,
     window: AppliedWindow | None,
     fetch: int,
-) -> tuple[list[TextRow], np.ndarray]:
-    """The best `fetch` rows by fused score weighed by time, feedback and the time window, with
-    their texts and vectors, and their scores."""
-    ordered = [i for i in fusion.ranked(fused) if i in ranking]
+) -> tuple[list[CandidateRow], np.ndarray]:
+    """The best `fetch` rows by fused score weighed by time, feedback and the time window, and
+    their scores."""
+    ordered = [i for i in fusion.ranked(fused) if i in rows]
     base = np.array([fused[i] for i in ordered], dtype=np.float64)
-    scores = base * _time_and_feedback([ranking[i] for i in ordered], opts)
+    scores = base * _time_and_feedback([rows[i] for i in ordered], opts)
     scores = scores * window_factors(tenant=tenant, ids=ordered, window=window)
     order = np.argsort(-scores, kind="stable")[:fetch]
-    # Only the rows that can still be returned are read with their texts and vectors.
-    rows = _load_texts(tenant=tenant, ids=[ordered[i] for i in order])
-    kept = [i for i in order if ordered[i] in rows]
-    return [rows[ordered[i]] for i in kept], scores[kept]
+    return [rows[ordered[i]] for i in order], scores[order]
 
 
 def _score_hits(
@@ -386,66 +391,8 @@ def _score_hits(
         hit.memory.embedding = None  # callers never need the vector: never load it lazily either
 
 
-@dataclass(frozen=True)
-class RankingRow:
-    """What fusion, decay and feedback read of a candidate, without building a model instance."""
-
-    created_epoch: float  # created_at in seconds since 1970: parsing ~200 timestamps cost ~1.5 ms
-    confidence: float
-    helpful_count: int
-    harmful_count: int
-    similarity: float | None  # inner product with the query (vectors are unit length)
-
-
-def _ranking_columns(
-    *, tenant: Tenant, ids: list[int], query_embedding: np.ndarray | None
-) -> dict[int, RankingRow]:
-    """The ranking inputs of every candidate as plain tuples: a search fuses ~360 candidates but
-    returns ten, and building their model instances cost more than the ranking. One array
-    parameter rather than an IN list: the statement's text is then the same at every search, and
-    psycopg parsed a new 360-placeholder text each time (half of this step's 11 ms)."""
-    if not ids:  # an empty scope (a tenant without a knowledge base): nothing to read
-        return {}
-    # pgvector's <#> is the negative inner product, computed where the vector lies.
-    similarity = "NULL::float8" if query_embedding is None else "m.embedding <#> %s::vector"
-    params: list[Any] = [] if query_embedding is None else [vector_literal(query_embedding)]
-    rows = fetch_all(
-        f"SELECT m.id, extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, "
-        f"m.harmful_count, {similarity} "
-        f"FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
-        [*params, tenant.pk, ids],
-    )
-    return {
-        row[0]: RankingRow(row[1], row[2], row[3], row[4], None if row[5] is None else -float(row[5]))
-        for row in rows
-    }
-
-
-@dataclass(frozen=True)
-class TextRow:
-    """What load-time dedup, clustering and MMR read of a fetched row: its text and vector."""
-
-    pk: int
-    text: str
-    embedding: np.ndarray | None
-
-
-def _load_texts(*, tenant: Tenant, ids: list[int]) -> dict[int, TextRow]:
-    """The fetched rows' texts and vectors as tuples, the vectors in pgvector's binary form: a
-    search dedups up to 3x the rows it returns, and building their model instances (and parsing the
-    text form of their vectors) cost more than the ranking."""
-    if not ids:
-        return {}
-    rows = fetch_all(
-        f"SELECT m.id, m.text, vector_send(m.embedding) FROM {MEMORY_TABLE} m "
-        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
-        [tenant.pk, ids],
-    )
-    return {pk: TextRow(pk, text, vector_from_binary(raw)) for pk, text, raw in rows}
-
-
 def _with_rows(
-    *, tenant: Tenant, entries: list[Entry], members: list[TextRow], fields: tuple[str, ...] | None
+    *, tenant: Tenant, entries: list[Entry], members: list[CandidateRow], fields: tuple[str, ...] | None
 ) -> list[SearchHit]:
     """The returned entries with their best members' rows, whole but without vectors, in one
     query: only these are built as model instances. An entry whose row was deleted since the
@@ -474,7 +421,7 @@ def _with_rows(
     return hits
 
 
-def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.ndarray:
+def _time_and_feedback(members: list[CandidateRow], opts: ResolvedOptions) -> np.ndarray:
     if not members:
         return np.ones(0)
     ages = timezone.now().timestamp() - np.array([m.created_epoch for m in members])
@@ -491,7 +438,7 @@ def _time_and_feedback(members: list[RankingRow], opts: ResolvedOptions) -> np.n
     return time_factor * ace
 
 
-def _embedding_matrix(members: list[TextRow]) -> np.ndarray:
+def _embedding_matrix(members: list[CandidateRow]) -> np.ndarray:
     dim = next((len(m.embedding) for m in members if m.embedding is not None), vector_dimensions())
     matrix = np.zeros((len(members), dim), dtype=np.float32)
     for row, m in enumerate(members):
@@ -501,7 +448,7 @@ def _embedding_matrix(members: list[TextRow]) -> np.ndarray:
 
 
 def _post_process(
-    tenant: Tenant, members: list[TextRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
+    tenant: Tenant, members: list[CandidateRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
 ) -> list[Entry]:
     """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
     if not members:
