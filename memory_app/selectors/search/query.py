@@ -20,7 +20,6 @@ from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
-from memory_app.selectors.memories import with_supersedes
 from memory_app.selectors.search.candidates import (
     fulltext_candidates,
     one_count_per_scope,
@@ -28,7 +27,7 @@ from memory_app.selectors.search.candidates import (
 )
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
-from memory_app.selectors.search.rows import CandidateRow, candidate_rows, query_similarities
+from memory_app.selectors.search.rows import CandidateRow, candidate_rows, hit_rows, query_similarities
 from memory_app.selectors.search.time_window import (
     AppliedWindow,
     TimeQuery,
@@ -399,12 +398,7 @@ def _with_rows(
     ranking read it is dropped (a moment later the search would not have found it)."""
     if not entries:
         return []
-    found = Memory.objects.filter(tenant=tenant, pk__any=[members[entry.members[0]].pk for entry in entries])
-    if fields is not None:
-        found = found.only(*fields)
-    else:  # whole rows for an API answer, which lists what each replaced
-        found = with_supersedes(found.defer("embedding", "search_vector"), tenant=tenant)
-    rows = {memory.pk: memory for memory in found}
+    rows = hit_rows(tenant=tenant, ids=[members[entry.members[0]].pk for entry in entries], fields=fields)
     hits = []
     for entry in entries:
         member_ids = [members[i].pk for i in entry.members]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_app.db import fetch_all, vector_from_binary
-from memory_app.models import Tenant
+from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
 
 
@@ -64,3 +64,31 @@ def query_similarities(
         if vector is not None:
             found[i] = float(np.dot(vector, query))
     return found
+
+
+# Every column of a returned row but the vector and the tsvector, with what the row replaced.
+_WHOLE: list[str] = []
+
+
+def _columns(fields: tuple[str, ...] | None) -> str:
+    if fields is not None:
+        by_name = {f.name: str(f.column) for f in Memory._meta.concrete_fields}
+        names = {"id", *(by_name[name] for name in fields)}
+        return ", ".join(f"m.{name}" for name in sorted(names))
+    if not _WHOLE:
+        skipped = {"embedding", "search_vector"}
+        columns = [f"m.{f.column}" for f in Memory._meta.concrete_fields if f.name not in skipped]
+        replaced = (
+            f"ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = m.tenant_id "
+            "AND r.superseded_by_id = m.id ORDER BY r.id) AS supersedes_ids"
+        )
+        _WHOLE.append(", ".join([*columns, replaced]))
+    return _WHOLE[0]
+
+
+def hit_rows(*, tenant: Tenant, ids: list[int], fields: tuple[str, ...] | None) -> dict[int, Memory]:
+    """The returned entries' rows as model instances: whole but without vectors, with the ids of
+    the memories each replaced (`supersedes_ids`, for an API answer), or only `fields`. Raw SQL
+    written once: compiling the equivalent queryset cost 1-2 ms a search."""
+    sql = f"SELECT {_columns(fields)} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)"
+    return {memory.pk: memory for memory in Memory.objects.raw(sql, [tenant.pk, ids])}
