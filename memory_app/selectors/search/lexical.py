@@ -227,16 +227,20 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
         return rows
     if stats.n <= search_config().exact_max_rows:
         return _whole_match(q, query=query, key=key, cached=None)
-    # Rows holding only common words could still rank: score a bounded share of them too.
-    return _score(
+    # Rows holding only common words could still rank: score a bounded share of them too. Their
+    # scores depend only on the common words' dfs, and the rows above keep theirs (no select word's
+    # df changes), so the extra rows are scored alone and merged in the statement's own order.
+    extra = _score(
         q,
         query=query,
         stats=stats,
         common_dfs=common_dfs,
-        select=selecting,
+        select=[],
+        exclude=selecting,
         quoted=quoted,
         extra=(next(iter(common_dfs)), q.k),
     )
+    return sorted([*rows, *extra], key=lambda row: (-float(row[1]), row[0]))[: q.k]
 
 
 def _query_lexemes(query: str) -> dict[str, str]:
@@ -349,13 +353,17 @@ def _score(
     common_dfs: dict[str, float],
     select: list[str],
     quoted: dict[str, str],
+    exclude: list[str] | None = None,
     extra: tuple[str, int] | None = None,
 ) -> list[Row]:
     """The k best rows holding a `select` word, scored on every query word: the select words' dfs
     from those rows (every row holding one is there), the common words' from `common_dfs`.
-    `extra` = (common word, n): also score at most n rows holding it and no select word."""
+    `extra` = (common word, n): also score at most n rows holding it and no word of `exclude`
+    (by default the select words)."""
     parts, match_params = [], []
     select_query = " | ".join(quoted[t] for t in select)
+    excluded = select if exclude is None else exclude
+    exclude_query = " | ".join(quoted[t] for t in excluded)
     columns = "m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl"
     if select:
         parts.append(
@@ -364,12 +372,12 @@ def _score(
         match_params += [select_query, *q.params]
     if extra is not None:
         word, limit = extra
-        without = "NOT (m.search_vector @@ %s::tsquery) AND " if select else ""
+        without = "NOT (m.search_vector @@ %s::tsquery) AND " if excluded else ""
         parts.append(
             f"SELECT * FROM (SELECT {columns} FROM {MEMORY_TABLE} m "
             f"WHERE {without}m.search_vector @@ %s::tsquery AND {q.where} LIMIT %s) e"
         )
-        match_params += [*([select_query] if select else []), quoted[word], *q.params, limit]
+        match_params += [*([exclude_query] if excluded else []), quoted[word], *q.params, limit]
     if not parts:
         return []
     common = list(common_dfs)
