@@ -163,7 +163,12 @@ def test_iterative_scan_returns_k_rows_under_a_selective_filter(tenant_a, settin
     assert without_iterative < 10  # the scan this plan must not be
     assert {c.plan for c in found} == {"hnsw_iterative"}
     assert len(found) == 10
-    assert [c.memory_id for c in found] == exact_ids(tenant, filters, query, 10)
+    # HNSW is approximate: with relaxed order the scan may meet the 11th-closest rare row before
+    # one of the ten closest (one run in many did). Every row is a rare one, nearly all the closest.
+    rare = set(exact_ids(tenant, filters, query, 12))
+    assert {c.memory_id for c in found} <= rare
+    assert len({c.memory_id for c in found} & set(exact_ids(tenant, filters, query, 10))) >= 9
+    assert [c.score for c in found] == sorted(c.score for c in found)
 
 
 def test_hnsw_falls_back_to_exact_when_the_scan_stops_before_k_rows(tenant_a, settings):
