@@ -151,7 +151,7 @@ def child(args: argparse.Namespace) -> dict:
         with connection.cursor() as cursor:
             cursor.execute(
                 "EXPLAIN SELECT id FROM memory_app_memory WHERE tenant_id = %s AND status = 'active' "
-                f"ORDER BY embedding <=> '{vector}'::vector LIMIT 10",
+                f"ORDER BY embedding <=> '{vector}'::halfvec LIMIT 10",
                 [tenants[0].pk],
             )
             plan = "\n".join(row[0] for row in cursor.fetchall())

@@ -26,7 +26,9 @@ CENTRES = 2000  # subtopics, 40 per topic
 SUBTOPIC_NOISE = 0.8  # subtopic around its topic: cosine ~0.78
 NOISE = 0.75  # row around its subtopic: cosine ~0.8
 TOPICS = 100  # each row one topic: a topic filter keeps ~1 % of a scope
-DATA_VERSION = 4  # 3: token rows (bench/support/tokens_data.py); 4: int8 token rows
+# 3: token rows (bench/support/tokens_data.py); 4: int8 token rows; 5: the memory vectors as halfvec
+# (migration 0020)
+DATA_VERSION = 5
 MODEL = "all-MiniLM-L6-v2"
 BENCH_TENANT = "bench-search"
 # Rebuilt after the load: one index build is far cheaper than a million incremental inserts.

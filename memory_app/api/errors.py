@@ -95,7 +95,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 # pgvector refusing a vector of another width than its column, or two vectors of different widths.
 # Never the client's doing (the API takes no vectors): a process that has not yet re-read the
 # columns' width after a `reindex --apply --resize` (embeddings/active.py, at most seconds late).
-_WIDTH_CHANGED = re.compile(r"expected \d+ dimensions, not \d+|different vector dimensions")
+_WIDTH_CHANGED = re.compile(r"expected \d+ dimensions, not \d+|different (half)?vec(tor)? dimensions")
 
 
 def _diag(exc: DatabaseError | InterfaceError) -> Any:

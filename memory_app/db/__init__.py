@@ -29,7 +29,14 @@ from memory_app.db.statements import (
     models_from_rows,
 )
 from memory_app.db.statistics import ElementFrequencies, element_frequencies
-from memory_app.db.vectors import vector_column_dimensions, vector_from_binary, vector_literal, vector_sql
+from memory_app.db.vectors import (
+    half_precision,
+    halfvec_from_binary,
+    vector_column_dimensions,
+    vector_from_binary,
+    vector_literal,
+    vector_sql,
+)
 
 __all__ = [
     "AnyOf",
@@ -50,6 +57,8 @@ __all__ = [
     "fetch_all",
     "fetch_all_with",
     "fetch_one",
+    "half_precision",
+    "halfvec_from_binary",
     "hnsw_indexes",
     "hnsw_settings",
     "index_valid",

@@ -20,7 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import InsertQuery
-from pgvector.django import VectorField
+from pgvector.django import HalfVectorField, VectorField
 
 from memory_app.db.vectors import vector_sql
 
@@ -48,16 +48,17 @@ def insert_sql(model: type[models.Model], objs: Sequence[models.Model]) -> tuple
     fields = [
         f for f in model._meta.local_concrete_fields if not f.generated and (with_pk or not f.primary_key)
     ]
-    literals: dict[int, RawSQL] = {}
+    literals: dict[tuple[int, bool], RawSQL] = {}
     arrays = []
     for obj in objs:
         for field in fields:
             value = getattr(obj, field.attname)
-            if isinstance(field, VectorField) and isinstance(value, np.ndarray):
+            if isinstance(field, VectorField | HalfVectorField) and isinstance(value, np.ndarray):
                 arrays.append((obj, field.attname, value))
-                if id(value) not in literals:
-                    literals[id(value)] = vector_sql(value)
-                setattr(obj, field.attname, literals[id(value)])
+                key = (id(value), isinstance(field, HalfVectorField))
+                if key not in literals:
+                    literals[key] = vector_sql(value, half=key[1])
+                setattr(obj, field.attname, literals[key])
     try:
         query = InsertQuery(model)
         query.insert_values(fields, list(objs))

@@ -10,12 +10,13 @@ from django.db.models.expressions import RawSQL
 
 from memory_app.db.queries import fetch_one
 
-# The width the migrations give the vector columns (vector(384)): the packaged MiniLM's output. The
-# models' VectorFields keep it so that the migrations' state stays what the migrations built
-# (`makemigrations --check` clean); a resize is an operation on the live database, not a schema
-# version. The running service never validates against it: `manage.py reindex --apply --resize`
-# (services/maintenance/reindex.vector_columns_resize) makes the columns follow the model, and
-# processes read their width from the catalog (embeddings/active.vector_dimensions).
+# The width the migrations give the vector columns (vector(384); the memory table's halfvec(384)):
+# the packaged MiniLM's output. The models' vector fields keep it so that the migrations' state
+# stays what the migrations built (`makemigrations --check` clean); a resize is an operation on the
+# live database, not a schema version. The running service never validates against it: `manage.py
+# reindex --apply --resize` (services/maintenance/reindex.vector_columns_resize) makes the columns
+# follow the model, and processes read their width from the catalog
+# (embeddings/active.vector_dimensions).
 DIMENSIONS = 384
 
 
@@ -48,9 +49,17 @@ def _formatted(raw: bytes) -> str:
     return "[" + ",".join(f"{x:.9g}" for x in np.frombuffer(raw, dtype=np.float32).tolist()) + "]"
 
 
-def vector_sql(vector: np.ndarray | Sequence[float]) -> RawSQL:
-    """The literal as a query expression (an INSERT value or an annotation)."""
-    return RawSQL("%s::vector", [vector_literal(vector)])
+def vector_sql(vector: np.ndarray | Sequence[float], *, half: bool = False) -> RawSQL:
+    """The literal as a query expression (an INSERT value or an annotation); `half` for a halfvec
+    column (the memory table's)."""
+    return RawSQL("%s::halfvec" if half else "%s::vector", [vector_literal(vector)])
+
+
+def half_precision(vectors: np.ndarray) -> np.ndarray:
+    """float32 rows holding the float16 values the memory table's halfvec column stores. Applied where
+    vectors are made (embeddings.embed_texts_begin, a store's given vector), so a fresh vector and
+    the stored one it is compared with are the same numbers, never one rounded and one not."""
+    return np.asarray(vectors, dtype=np.float32).astype(np.float16).astype(np.float32)
 
 
 def vector_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
@@ -60,3 +69,11 @@ def vector_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
         return None
     # int16 dimension, int16 unused, then big-endian float32 values.
     return np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
+
+
+def halfvec_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
+    """`vector_from_binary` for a halfvec (`halfvec_send(column)`): float32 rows of its float16 values."""
+    if raw is None:
+        return None
+    # int16 dimension, int16 unused, then big-endian float16 values.
+    return np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)

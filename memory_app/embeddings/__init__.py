@@ -1,7 +1,8 @@
 """The one entry point for turning text into vectors: `embed_texts`.
 
-Callers get L2-normalised float32 rows in input order; which provider and cache tiers serve them
-is this package's business (see docs/ARCHITECTURE.md, "Embeddings").
+Callers get L2-normalised float32 rows in input order, holding float16 values (the precision the
+memory table stores, db.vectors.half_precision); which provider and cache tiers serve them is this
+package's business (see docs/ARCHITECTURE.md, "Embeddings").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from memory_app.conf import embeddings_config
+from memory_app.db.vectors import half_precision
 from memory_app.embeddings.active import active_model, vector_dimensions
 from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache.lookup import cached_embed_begin
@@ -59,6 +61,20 @@ class EmbeddingJob(Protocol):
 
 
 @dataclass
+class _HalfPrecision:
+    """`inner`'s rows rounded to float16: a query or a new memory is compared with stored vectors in
+    the numbers they were stored in, whichever tier (provider, cache) answered."""
+
+    inner: EmbeddingJob
+
+    def vectors(self) -> np.ndarray:
+        return half_precision(self.inner.vectors())
+
+    def finish(self, *, held: Collection[str] = ()) -> np.ndarray:
+        return half_precision(self.inner.finish(held=held))
+
+
+@dataclass
 class _Ready:
     rows: np.ndarray
 
@@ -70,7 +86,8 @@ class _Ready:
 
 
 def embed_texts(texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None) -> np.ndarray:
-    """n x vector_dimensions() float32, L2-normalised, in input order; the cache is applied per text.
+    """n x vector_dimensions() float32 (of float16 values), L2-normalised, in input order; the cache
+    is applied per text.
 
     `tenant`: whose private cache serves and keeps these texts (None only for tenant-less tools:
     calibration, evaluation, benchmarks; they share a cache partition of their own).
@@ -88,6 +105,13 @@ def embed_texts_begin(
     thread, so the caller can do other work (a search reads full text) before it asks the returned
     job for `vectors()`; `finish()` also writes the cache rows, and a caller inside a read-only
     transaction may call it after that transaction. Another provider answers before this returns."""
+    return _HalfPrecision(_embed_texts_begin(texts, tenant=tenant, model=model))
+
+
+def _embed_texts_begin(
+    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None
+) -> EmbeddingJob:
+    """The job before its rows are rounded (embed_texts_begin)."""
     items = list(texts)
     bad = [i for i, text in enumerate(items) if not isinstance(text, str)]
     if bad:

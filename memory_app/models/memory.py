@@ -8,7 +8,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HalfVectorField, HnswIndex
 
 from memory_app.db.vectors import DIMENSIONS
 from memory_app.models.tenancy import Tenant
@@ -44,7 +44,11 @@ class Memory(models.Model):
 
     text = models.TextField()
     text_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised text")
-    embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
+    # float16 (halfvec): half the bytes of float32 in the row and in the HNSW graph. Every vector is
+    # rounded to float16 where it is made (db.vectors.half_precision), so the stored vector and a
+    # fresh one compared with it are the same numbers; no dedup decision of the evaluation sets
+    # changed (docs/SCALING.md, "Bytes per memory").
+    embedding = HalfVectorField(dimensions=DIMENSIONS, null=True, blank=True)
     # Not a column: set on rows the lineage path loads without their vector (services.lineage_sql).
     has_embedding: bool
     embedding_model = models.CharField(max_length=200, blank=True, default="")
@@ -107,7 +111,7 @@ class Memory(models.Model):
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
+                opclasses=["halfvec_cosine_ops"],
                 condition=Q(status="active"),
             ),
             # Full-text half of hybrid search: search_vector @@ query.

@@ -18,7 +18,7 @@ _HEADER = 19  # PGCOPY signature (11) + flags (4) + header extension length (4)
 @lru_cache(maxsize=4)
 def _row(width: int) -> np.dtype:
     """A COPY BINARY row: field count (int16), then int32 length + int8 id, int32 length + vector
-    (int16 dim, int16 unused, dim x float4), all big-endian."""
+    (a halfvec: int16 dim, int16 unused, dim x float2), all big-endian."""
     return np.dtype(
         [
             ("nfields", ">i2"),
@@ -27,7 +27,7 @@ def _row(width: int) -> np.dtype:
             ("vec_len", ">i4"),
             ("dim", ">i2"),
             ("unused", ">i2"),
-            ("vec", ">f4", (width,)),
+            ("vec", ">f2", (width,)),
         ]
     )
 

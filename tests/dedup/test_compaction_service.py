@@ -7,6 +7,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from memory_app.db.vectors import half_precision
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
 from memory_app.models.memory import MemoryStatus
 from memory_app.selectors.compaction import ScopeKey, compaction_scopes, scope_vectors
@@ -35,7 +36,8 @@ def test_scope_vectors_read_every_active_row_of_the_scope_exactly() -> None:
     ids, vectors = scope_vectors(tenant=tenant, scope=_scope(tenant))
     assert ids.tolist() == [m.pk for m in rows[1:]]
     for i, m in zip(ids, rows[1:], strict=True):
-        assert np.array_equal(vectors[ids.tolist().index(i)], np.asarray(m.embedding, dtype=np.float32))
+        # The factory's float32 vector, as the halfvec column keeps it.
+        assert np.array_equal(vectors[ids.tolist().index(i)], half_precision(np.asarray(m.embedding)))
 
 
 def test_scopes_list_only_scopes_with_two_rows_after_the_cursor() -> None:

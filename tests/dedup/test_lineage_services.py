@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from django.db import transaction
 
+from memory_app.db.vectors import half_precision
 from memory_app.errors import ApplicationError
 from memory_app.models import KeptApartPair, Memory, MemoryChange
 from memory_app.services.actors import Actor
@@ -57,10 +58,10 @@ def test_the_merge_result_keeps_the_vector_of_the_source_whose_text_it_keeps():
 
 def test_the_vectors_a_merge_writes_read_back_exactly():
     """The incoming memory's vector goes as a text literal (memory_app.db.vector_sql), also for the
-    result that keeps its text: every float32 must come back bit for bit."""
+    result that keeps its text: every value (a float16, as embed_texts gives) must come back bit for bit."""
     tenant = TenantFactory()
     stored = MemoryFactory(tenant=tenant, text="User likes tea", user_id="u1")
-    vector = (unit_vector(9) / 3.0).astype(np.float32)
+    vector = half_precision(unit_vector(9) / 3.0)
     incoming = memory_build(
         tenant=tenant, text="User likes green tea in the morning", embedding=vector, user_id="u1"
     )

@@ -12,6 +12,7 @@ import pytest
 import respx
 from django.test import override_settings
 
+from memory_app.db.vectors import half_precision
 from memory_app.embeddings import embed_texts
 from memory_app.embeddings.cache.keys import CacheKeys
 from memory_app.embeddings.cache.lookup import health
@@ -70,8 +71,10 @@ def sent_inputs(route: respx.Route) -> list[list[str]]:
 
 
 def expected(text: str) -> np.ndarray:
-    v = np.asarray(fake_vector(text), dtype=np.float32)
-    return v / np.linalg.norm(v)
+    """What embed_texts gives for the fake provider's vector: unit length, rounded to float16. Normalised
+    as the provider does (a row of a matrix): another float32 norm may round a value the other way."""
+    m = np.asarray([fake_vector(text)], dtype=np.float32)
+    return half_precision(m / np.linalg.norm(m, axis=1, keepdims=True))[0]
 
 
 @override_settings(OPENAI_EMBEDDING_BATCH_SIZE=2)

@@ -20,7 +20,7 @@ def _indexdef(name: str) -> str:
 def test_memory_embedding_has_an_hnsw_cosine_index_over_active_rows_only():
     definition = _indexdef("memory_embedding_hnsw")
     assert "USING hnsw" in definition
-    assert "vector_cosine_ops" in definition
+    assert "halfvec_cosine_ops" in definition
     # Superseded rows are history: retiring one must not cost an insert into the graph.
     assert "WHERE" in definition and "'active'" in definition
 

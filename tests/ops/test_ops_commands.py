@@ -14,6 +14,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
+from memory_app.db.vectors import half_precision
 from memory_app.embeddings import embed_texts
 from memory_app.models import DuplicateCluster, Memory, MemoryChange, Procedure, ReindexVector
 from memory_app.models.memory import MemoryStatus
@@ -80,7 +81,7 @@ def test_reindex_dry_run_changes_nothing_and_apply_switches_every_row_to_the_con
     assert "embedded 3" in out
     live = Memory.objects.get(pk=rows[0].pk)
     assert np.array_equal(
-        np.asarray(live.embedding, dtype=np.float32), unit_vector(0)
+        np.asarray(live.embedding, dtype=np.float32), half_precision(unit_vector(0))
     )  # searches still see the old vectors
     assert ReindexVector.objects.count() == 3
 

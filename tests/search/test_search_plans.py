@@ -151,7 +151,7 @@ def test_iterative_scan_returns_k_rows_under_a_selective_filter(tenant_a, settin
             cursor.execute("SET hnsw.ef_search = 10")
             cursor.execute(
                 "SELECT count(*) FROM (SELECT id FROM memory_app_memory WHERE tenant_id = %s "
-                "AND status = 'active' AND %s = ANY(topics) ORDER BY embedding <=> %s::vector LIMIT 10) s",
+                "AND status = 'active' AND %s = ANY(topics) ORDER BY embedding <=> %s::halfvec LIMIT 10) s",
                 [tenant.pk, "rare", str(query.tolist()).replace(" ", "")],
             )
             without_iterative = cursor.fetchone()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memory_app.db.vectors import half_precision
 from memory_app.selectors.search.rows import CandidateRow, candidate_rows, query_similarities
 from tests.factories import MemoryFactory, TenantFactory
 
@@ -33,4 +34,5 @@ def test_candidate_rows_read_only_the_tenants_rows_with_their_vectors_and_ages()
     row = rows[mine.pk]
     assert row.text == "I like tea"
     assert row.created_epoch == pytest.approx(mine.created_at.timestamp())
-    np.testing.assert_allclose(row.embedding, np.asarray(mine.embedding), atol=1e-6)
+    # The factory's float32 vector, as the halfvec column keeps it.
+    np.testing.assert_array_equal(row.embedding, half_precision(np.asarray(mine.embedding)))

@@ -206,7 +206,7 @@ Statement = tuple[str, list[Any], dict[str, str]]  # SQL, parameters, SET LOCAL 
 def _exact_statement(*, where: str, params: list[Any], vector: str, k: int) -> Statement:
     # `+ 0` hides the distance from the HNSW index's ordering: this plan is exact by construction.
     sql = (
-        f"SELECT m.id, (m.embedding <=> %s::vector) + 0 AS distance FROM {MEMORY_TABLE} m "
+        f"SELECT m.id, (m.embedding <=> %s::halfvec) + 0 AS distance FROM {MEMORY_TABLE} m "
         f"WHERE {where} ORDER BY distance, m.id LIMIT %s"
     )
     return sql, [vector, *params, k], {}
@@ -221,8 +221,8 @@ def _hnsw_statement(*, where: str, params: list[Any], vector: str, k: int, ef_se
     """
     fetch = max(k, ef_search)
     sql = (
-        f"WITH nn AS MATERIALIZED (SELECT m.id, m.embedding <=> %s::vector AS distance "
-        f"FROM {MEMORY_TABLE} m WHERE {where} ORDER BY m.embedding <=> %s::vector LIMIT %s) "
+        f"WITH nn AS MATERIALIZED (SELECT m.id, m.embedding <=> %s::halfvec AS distance "
+        f"FROM {MEMORY_TABLE} m WHERE {where} ORDER BY m.embedding <=> %s::halfvec LIMIT %s) "
         "SELECT id, distance FROM nn ORDER BY distance, id LIMIT %s"
     )
     local = hnsw_settings(ef_search=ef_search, max_scan_tuples=search_config().hnsw_max_scan_tuples)

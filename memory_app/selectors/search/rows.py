@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_app.db import fetch_all, vector_from_binary
+from memory_app.db import fetch_all, halfvec_from_binary
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
 
@@ -40,12 +40,12 @@ def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, Candidate
         return {}
     rows = fetch_all(
         "SELECT m.id, extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, "
-        f"m.harmful_count, m.text, vector_send(m.embedding) FROM {MEMORY_TABLE} m "
+        f"m.harmful_count, m.text, halfvec_send(m.embedding) FROM {MEMORY_TABLE} m "
         "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [tenant.pk, wanted],
     )
     return {
-        row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], vector_from_binary(row[6]))
+        row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], halfvec_from_binary(row[6]))
         for row in rows
     }
 

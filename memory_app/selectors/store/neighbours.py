@@ -88,7 +88,7 @@ def _exact_sql(table: str, *, about: bool = False) -> str:
             SELECT id, embedding FROM {table}
             WHERE {_SCOPE_WHERE}{_ABOUT_WHERE if about else ""} AND embedding IS NOT NULL
         ), nearest AS (
-            SELECT id, embedding <=> %s::vector AS distance FROM scope ORDER BY distance LIMIT %s
+            SELECT id, embedding <=> %s::halfvec AS distance FROM scope ORDER BY distance LIMIT %s
         )
         {_ROWS}
     """
@@ -97,9 +97,9 @@ def _exact_sql(table: str, *, about: bool = False) -> str:
 def _hnsw_sql(table: str, *, about: bool = False) -> str:
     return f"""
         WITH nearest AS MATERIALIZED (
-            SELECT id, embedding <=> %s::vector AS distance FROM {table}
+            SELECT id, embedding <=> %s::halfvec AS distance FROM {table}
             WHERE {_SCOPE_WHERE}{_ABOUT_WHERE if about else ""}
-            ORDER BY embedding <=> %s::vector LIMIT %s
+            ORDER BY embedding <=> %s::halfvec LIMIT %s
         )
         {_ROWS}
     """

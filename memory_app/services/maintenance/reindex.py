@@ -22,6 +22,7 @@ import numpy as np
 from django.db import models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
+from pgvector.django import HalfVectorField
 from psycopg import sql
 
 from memory_app.db import column_indexes, execute, vector_column_dimensions
@@ -209,11 +210,11 @@ def vector_columns_width() -> int | None:
 
 @transaction.atomic
 def vector_columns_resize(*, dimensions: int, model: str) -> ResizeReport:
-    """Make every model vector column `vector(dimensions)` and `model` the live one, in one
-    transaction: the indexes on those columns are dropped and built again (on empty columns: at
-    once), every stored vector becomes NULL (another width cannot be converted), the rows that cannot
-    be NULL (the embedding cache, the reindex side table) are deleted, and the registry names
-    `model` for every tenant. Each table is rewritten under an exclusive lock, so reads and writes
+    """Make every model vector column `vector(dimensions)` (the memory table's `halfvec(dimensions)`) and
+    `model` the live one, in one transaction: the indexes on those columns are dropped and built again (on
+    empty columns: at once), every stored vector becomes NULL (another width cannot be converted), the
+    rows that cannot be NULL (the embedding cache, the reindex side table) are deleted, and the registry
+    names `model` for every tenant. Each table is rewritten under an exclusive lock, so reads and writes
     of these tables wait for the commit. Afterwards `reindex_build` and `reindex_switch` (and the
     embedding sweep, for active rows) fill the vectors."""
     report = ResizeReport(before=vector_columns_width(), after=dimensions)
@@ -227,9 +228,11 @@ def vector_columns_resize(*, dimensions: int, model: str) -> ResizeReport:
         indexes = column_indexes(table, column)
         for name, _ in indexes:
             execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        # The column's own type (the memory table's is halfvec), only the width changes.
+        kind = "halfvec" if isinstance(owner._meta.get_field(column), HalfVectorField) else "vector"
         execute(
-            sql.SQL("ALTER TABLE {} ALTER COLUMN {} TYPE vector({}) USING NULL").format(
-                sql.Identifier(table), sql.Identifier(column), sql.Literal(int(dimensions))
+            sql.SQL("ALTER TABLE {} ALTER COLUMN {} TYPE {}({}) USING NULL").format(
+                sql.Identifier(table), sql.Identifier(column), sql.SQL(kind), sql.Literal(int(dimensions))
             )
         )
         for name, definition in indexes:

@@ -69,7 +69,7 @@ def _create_index(*, tenant: Tenant, scope_field: str, value: str, name: str, co
     # The predicate is written the way vector_candidates writes its WHERE clause (tenant id as a
     # number, the value as a quoted string), so PostgreSQL proves the query implies it.
     statement = sql.SQL(
-        "CREATE INDEX {how}IF NOT EXISTS {name} ON {table} USING hnsw (embedding vector_cosine_ops) "
+        "CREATE INDEX {how}IF NOT EXISTS {name} ON {table} USING hnsw (embedding halfvec_cosine_ops) "
         "WITH (m = 16, ef_construction = 64) WHERE tenant_id = {tenant} AND {column} = {value}"
     ).format(
         how=how,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from memory_app.conf import store_config
+from memory_app.db.vectors import half_precision
 from memory_app.embeddings import vector_dimensions
 from memory_app.errors import ApplicationError
 from memory_app.models.memory import MemoryKind
@@ -129,8 +130,8 @@ def _embedding_problem(embedding: Any) -> str | None:
 
 
 def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
-    """The items with stripped text and unit-length vectors, or one ApplicationError naming every bad
-    field as `items[i].field`."""
+    """The items with stripped text and unit-length vectors (of float16 values), or one
+    ApplicationError naming every bad field as `items[i].field`."""
     if not items:
         raise ApplicationError("Give at least one memory.", fields={"items": ["This list may not be empty."]})
     limit = store_config().max_batch
@@ -156,6 +157,7 @@ def store_items_validate(items: Sequence[MemoryInput]) -> list[MemoryInput]:
         vector = None
         if item.embedding is not None:
             vector = np.asarray(item.embedding, dtype=np.float32)
-            vector = vector / np.linalg.norm(vector)
+            # Rounded as embed_texts rounds: the judge compares it with stored (float16) vectors.
+            vector = half_precision(vector / np.linalg.norm(vector))
         cleaned.append(replace(item, text=item.text.strip(), embedding=vector))
     return cleaned
