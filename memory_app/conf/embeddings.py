@@ -96,7 +96,13 @@ class EmbeddingsConfig:
         )
     )
     local_batch_wait_ms: float = knob(
-        number("EMBEDDING_LOCAL_BATCH_WAIT_MS", 2.0, 0.0, 100.0, "how long a text waits for company")
+        number(
+            "EMBEDDING_LOCAL_BATCH_WAIT_MS",
+            2.0,
+            0.0,
+            100.0,
+            "how long a text waits for company, while other requests of its process are in progress",
+        )
     )
     local_max_batch: int = knob(integer("EMBEDDING_LOCAL_MAX_BATCH", 32, 1, 1024, "the largest shared batch"))
     # 1 by default: with two threads, any other busy process on the cores makes torch's threads wait
