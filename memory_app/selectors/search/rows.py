@@ -79,7 +79,9 @@ def _columns(fields: tuple[str, ...] | None) -> str:
         skipped = {"embedding", "search_vector"}
         columns = [f"m.{f.column}" for f in Memory._meta.concrete_fields if f.name not in skipped]
         replaced = (
-            f"ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = m.tenant_id "
+            # The tenant as a value, not as m.tenant_id: Citus then routes the whole statement to
+            # the tenant's one shard (tests/citus/test_single_shard.py).
+            f"ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = %(tenant)s "
             "AND r.superseded_by_id = m.id ORDER BY r.id) AS supersedes_ids"
         )
         _WHOLE.append(", ".join([*columns, replaced]))
@@ -90,5 +92,8 @@ def hit_rows(*, tenant: Tenant, ids: list[int], fields: tuple[str, ...] | None) 
     """The returned entries' rows as model instances: whole but without vectors, with the ids of
     the memories each replaced (`supersedes_ids`, for an API answer), or only `fields`. Raw SQL
     written once: compiling the equivalent queryset cost 1-2 ms a search."""
-    sql = f"SELECT {_columns(fields)} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)"
-    return {memory.pk: memory for memory in Memory.objects.raw(sql, [tenant.pk, ids])}
+    sql = (
+        f"SELECT {_columns(fields)} FROM {MEMORY_TABLE} m "
+        "WHERE m.tenant_id = %(tenant)s AND m.id = ANY(%(ids)s)"
+    )
+    return {memory.pk: memory for memory in Memory.objects.raw(sql, {"tenant": tenant.pk, "ids": ids})}
