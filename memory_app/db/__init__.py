@@ -33,7 +33,6 @@ from memory_app.db.vectors import (
     half_precision,
     halfvec_from_binary,
     vector_column_dimensions,
-    vector_from_binary,
     vector_literal,
     vector_sql,
 )
@@ -70,7 +69,6 @@ __all__ = [
     "set_local",
     "set_local_sql",
     "vector_column_dimensions",
-    "vector_from_binary",
     "vector_literal",
     "vector_sql",
 ]

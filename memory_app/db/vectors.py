@@ -62,17 +62,10 @@ def half_precision(vectors: np.ndarray) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32).astype(np.float16).astype(np.float32)
 
 
-def vector_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
-    """A vector read in pgvector's binary form (`vector_send(column)`): reading 150 vectors that
-    way costs a fraction of parsing their text form. None stays None (a row without a vector)."""
-    if raw is None:
-        return None
-    # int16 dimension, int16 unused, then big-endian float32 values.
-    return np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype(np.float32)
-
-
 def halfvec_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
-    """`vector_from_binary` for a halfvec (`halfvec_send(column)`): float32 rows of its float16 values."""
+    """A halfvec read in pgvector's binary form (`halfvec_send(column)`), as float32 rows of its
+    float16 values: reading 150 vectors that way costs a fraction of parsing their text form. None
+    stays None (a row without a vector)."""
     if raw is None:
         return None
     # int16 dimension, int16 unused, then big-endian float16 values.
