@@ -216,7 +216,7 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
     common, counts = _common_lexemes(q, quoted=quoted, cap=cap, cached=cached)
     if not common:
         return _whole_match(q, query=query, key=key, cached=cached)
-    stats = _scope_stats(q, key=key, quoted=quoted, common=common)
+    stats = _scope_stats(q, key=key, quoted=quoted, common=common, cap=cap)
     stats.rare.update(t for t, c in counts.items() if c <= cap)
     # rarest first: the word whose rows a bounded share is taken from below
     common_dfs = {t: stats.dfs[t] for t in sorted(common, key=lambda t: (stats.dfs[t], t))}
@@ -308,7 +308,7 @@ def _capped_dfs(q: _Bm25, *, quoted: dict[str, str], cap: int) -> dict[str, int]
     return {str(row[0]): int(row[1]) for row in fetch_all(" UNION ALL ".join(parts), args)}
 
 
-def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str]) -> ScopeStats:
+def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str], cap: int) -> ScopeStats:
     """Row count, average length and the common lexemes' dfs: remembered, or read now.
 
     Read from the scope's first SCOPE_SAMPLE_ROWS rows: exact for a scope that size or smaller, an
@@ -333,7 +333,6 @@ def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str
         n = sampled
     else:
         n = float(count_up_to(table=f"{MEMORY_TABLE} m", where=q.where, params=q.params, limit=10**12))
-    cap = search_config().bm25_term_cap
     share = n / sampled if sampled else 0.0
     estimates = [h if sampled < SCOPE_SAMPLE_ROWS else max(h * share, cap + 1.0) for h in hits]
     known = dict(cached.dfs) if cached is not None else {}

@@ -10,6 +10,7 @@ the similarity of a row found by full text only is computed here from its vector
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -66,26 +67,26 @@ def query_similarities(
     return found
 
 
-# Every column of a returned row but the vector and the tsvector, with what the row replaced.
-_WHOLE: list[str] = []
-
-
 def _columns(fields: tuple[str, ...] | None) -> str:
-    if fields is not None:
-        by_name = {f.name: str(f.column) for f in Memory._meta.concrete_fields}
-        names = {"id", *(by_name[name] for name in fields)}
-        return ", ".join(f"m.{name}" for name in sorted(names))
-    if not _WHOLE:
-        skipped = {"embedding", "search_vector"}
-        columns = [f"m.{f.column}" for f in Memory._meta.concrete_fields if f.name not in skipped]
-        replaced = (
-            # The tenant as a value, not as m.tenant_id: Citus then routes the whole statement to
-            # the tenant's one shard (tests/citus/test_single_shard.py).
-            f"ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = %(tenant)s "
-            "AND r.superseded_by_id = m.id ORDER BY r.id) AS supersedes_ids"
-        )
-        _WHOLE.append(", ".join([*columns, replaced]))
-    return _WHOLE[0]
+    if fields is None:
+        return _whole_row_columns()
+    by_name = {f.name: str(f.column) for f in Memory._meta.concrete_fields}
+    names = {"id", *(by_name[name] for name in fields)}
+    return ", ".join(f"m.{name}" for name in sorted(names))
+
+
+@functools.cache
+def _whole_row_columns() -> str:
+    """Every column of a returned row but the vector and the tsvector, with what the row replaced."""
+    skipped = {"embedding", "search_vector"}
+    columns = [f"m.{f.column}" for f in Memory._meta.concrete_fields if f.name not in skipped]
+    replaced = (
+        # The tenant as a value, not as m.tenant_id: Citus then routes the whole statement to the
+        # tenant's one shard (tests/citus/test_single_shard.py).
+        f"ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = %(tenant)s "
+        "AND r.superseded_by_id = m.id ORDER BY r.id) AS supersedes_ids"
+    )
+    return ", ".join([*columns, replaced])
 
 
 def hit_rows(*, tenant: Tenant, ids: list[int], fields: tuple[str, ...] | None) -> dict[int, Memory]:
