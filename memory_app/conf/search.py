@@ -130,6 +130,28 @@ class SearchConfig:
             "more rows than this adds to BM25 scores but selects no candidates",
         )
     )
+    bm25_row_budget: int = knob(
+        integer(
+            "SEARCH_BM25_ROW_BUDGET",
+            1000,
+            1,
+            100_000_000,
+            "in the same large scopes, the rarest query words select rows while their rows add up to "
+            "at most this many (the rarest always does); the others only add to the selected rows' scores",
+        )
+    )
+    # selectors/search/beside.py: BM25 on a connection of its own while the query is embedded and
+    # its vector query runs.
+    lexical_threads: int = knob(
+        integer(
+            "SEARCH_LEXICAL_THREADS",
+            2,
+            0,
+            64,
+            "threads per process that run a hybrid search's full-text half beside its vector half, "
+            "each with its own database connection (`0`: one after the other on the request's own)",
+        )
+    )
     context_weight: float = knob(
         number(
             "SEARCH_CONTEXT_WEIGHT",

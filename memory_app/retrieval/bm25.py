@@ -35,3 +35,17 @@ def top_is_exact(scores: Sequence[float], *, k: int, bound: float) -> bool:
     """Whether the k best rows that hold a rare word (`scores`, best first) are full BM25's top k:
     there are k of them and the k-th scores at least what a row without a rare word can reach."""
     return len(scores) >= k and scores[k - 1] >= bound
+
+
+def within_budget(estimates: Mapping[str, float], *, budget: float) -> list[str]:
+    """The words that select rows to score: rarest first while their rows (`estimates`, each word's
+    df or an upper bound of it) add up to at most `budget`, and always the rarest one. The words
+    left out still count in the score of every scored row, as common words do."""
+    chosen: list[str] = []
+    total = 0.0
+    for word in sorted(estimates, key=lambda w: (estimates[w], w)):
+        if chosen and total + estimates[word] > budget:
+            break
+        chosen.append(word)
+        total += estimates[word]
+    return chosen

@@ -6,6 +6,7 @@ same as before" means the formula itself, not the SQL that happens to compute it
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_app.db import ElementFrequencies, element_frequencies, execute, fetch_all
-from memory_app.retrieval.bm25 import common_only_bound, common_words, idf, top_is_exact
+from memory_app.retrieval.bm25 import common_only_bound, common_words, idf, top_is_exact, within_budget
 from memory_app.selectors.search import lexical
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.types import SearchFilters
@@ -258,3 +259,51 @@ def test_a_word_in_a_rows_context_counts_its_weight_and_repeated_words_count_eac
     assert whole and {c.memory_id for c in found} == set(reference)
     for c in found:
         assert c.score == pytest.approx(reference[c.memory_id], rel=1e-12)
+
+
+@pytest.mark.django_db
+def test_a_rare_word_past_the_row_budget_selects_no_rows_but_still_adds_to_the_scores(capped, settings):
+    # "piano" (about 12 of 41 rows) and "zeppelin" (1) are both under the cap of 20; a budget of 5
+    # rows lets only the rarest, "zeppelin", select rows. "piano" still counts in its score.
+    settings.SEARCH_BM25_TERM_CAP = 20
+    settings.SEARCH_BM25_ROW_BUDGET = 5
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    MemoryFactory(tenant=tenant, user_id="u1", text="User likes the piano in the zeppelin museum")
+    query = "does the user like the piano or the zeppelin"
+    with CaptureQueriesContext(connection) as queries:
+        found, whole = _search(tenant, query, k=3)
+    reference = _reference(tenant, query)
+    assert not whole
+    # Each scoring statement's first tsquery selects its rows: only "zeppelin" ever selects.
+    selects = [
+        re.search(r"m\.search_vector @@ '([^:]*)'::tsquery", q["sql"])
+        for q in queries.captured_queries
+        if "AS dl FROM memory_app_memory m" in q["sql"]
+    ]
+    assert selects and all(m is not None and "piano" not in m.group(1) for m in selects)
+    assert any(m is not None and "zeppelin" in m.group(1) for m in selects)
+    # The two zeppelin rows come first with their exact scores (piano's df counted, not guessed).
+    both = tenant.memories.get(text="User likes the piano in the zeppelin museum").pk
+    assert found[0].memory_id == both
+    assert found[0].score == pytest.approx(reference[both], rel=1e-9)
+    assert found[1].score == pytest.approx(sorted(reference.values(), reverse=True)[1], rel=1e-9)
+
+
+def test_the_budget_takes_the_rarest_words_while_their_rows_fit_and_always_the_rarest():
+    estimates = {"piano": 300.0, "zeppelin": 2.0, "museum": 90.0, "river": 700.0}
+    assert within_budget(estimates, budget=400) == ["zeppelin", "museum", "piano"]
+    assert within_budget(estimates, budget=100) == ["zeppelin", "museum"]
+    assert within_budget({"river": 700.0, "piano": 300.0}, budget=10) == ["piano"]
+    assert within_budget({}, budget=10) == []
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), st.floats(0, 1000), max_size=8), st.floats(0, 3000))
+def test_the_budget_is_exceeded_only_by_the_rarest_word_alone(estimates, budget):
+    chosen = within_budget(estimates, budget=budget)
+    if estimates:
+        rarest = min(estimates, key=lambda w: (estimates[w], w))
+        assert chosen[0] == rarest
+        assert len(chosen) == 1 or sum(estimates[w] for w in chosen) <= budget
+        left = [w for w in estimates if w not in chosen]
+        assert all(estimates[w] >= estimates[chosen[-1]] for w in left)

@@ -52,7 +52,7 @@ from typing import Any
 from memory_app.conf import search_config
 from memory_app.db import ElementFrequencies, count_up_to, element_frequencies, fetch_all, fetch_one
 from memory_app.models import Tenant
-from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact
+from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact, within_budget
 from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql, scope_rows
 from memory_app.selectors.search.types import Candidate, SearchFilters
 
@@ -72,7 +72,7 @@ class ScopeStats:
     n: float
     avgdl: float
     dfs: dict[str, float] = field(default_factory=dict)  # common lexemes' document frequencies
-    rare: set[str] = field(default_factory=set)  # lexemes counted in at most the cap's rows
+    rare: dict[str, int] = field(default_factory=dict)  # lexemes counted in at most the cap's rows: df
 
 
 _STATS: dict[str, ScopeStats] = {}  # scope key -> statistics
@@ -83,17 +83,19 @@ Row = tuple[Any, ...]
 # Each row's tsvector is first cut down to the query's lexemes, with their positions and weights:
 # deleting the lexemes that remain once the query's are deleted. Unnesting whole tsvectors (each
 # lexeme's arrays built, then all but the query's thrown away) cost 12 ms of a 17 ms statement for
-# 985 matched rows at 10 k; the cut costs 3 ms, and the rows it yields are the same.
+# 985 matched rows at 10 k; the cut costs 3 ms, and the rows it yields are the same. A lexeme
+# appears once in a tsvector, so each (row, lexeme) is one row of the cut: its weighted count is
+# read off its weights array, with no unnest of the weights and no grouping (sorting 5,700 such
+# rows to group them was a tenth of the statement at 100 k).
 _TERM_FREQUENCIES = """tf AS (
             SELECT x.id, u.lexeme, x.dl,
-                   sum(CASE w WHEN 'A' THEN 1.0 WHEN 'B' THEN %s ELSE 1.0 END)::float8 AS tf
+                   (cardinality(u.weights) - nb)::float8 + nb * %s::float8 AS tf
             FROM matched x
             CROSS JOIN terms
             CROSS JOIN LATERAL unnest(
                 ts_delete(x.sv, tsvector_to_array(ts_delete(x.sv, terms.lexemes)))
             ) u
-            CROSS JOIN LATERAL unnest(u.weights) w
-            GROUP BY x.id, u.lexeme, x.dl
+            CROSS JOIN LATERAL cardinality(array_positions(u.weights, 'B')) nb
         ),"""
 
 _COMPUTED_STATS = """
@@ -211,25 +213,33 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
 
 
 def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | None) -> list[Row]:
-    """BM25 where the words held by more than `cap` rows select no rows (the large-scope plan)."""
+    """BM25 where the words held by more than `cap` rows select no rows, nor do the rarer words
+    past the row budget (the large-scope plan)."""
     quoted = _query_lexemes(query)
     common, counts = _common_lexemes(q, quoted=quoted, cap=cap, cached=cached)
-    if not common:
+    known = {**(cached.rare if cached is not None else {}), **{t: c for t, c in counts.items() if c <= cap}}
+    rarer = {t: float(known.get(t, _table_estimate(t, cap=cap))) for t in quoted if t not in common}
+    selecting = within_budget(rarer, budget=search_config().bm25_row_budget)
+    demoted = [t for t in rarer if t not in selecting]
+    if not common and not demoted:
         return _whole_match(q, query=query, key=key, cached=cached)
     stats = _scope_stats(q, key=key, quoted=quoted, common=common, cap=cap)
-    stats.rare.update(t for t, c in counts.items() if c <= cap)
+    stats.rare.update(known)
+    # A demoted word's df: its count when one was made, else the table's bound of it (never below
+    # the truth, so a word that selects no rows is never given more weight than it has).
+    scoring_only = {**{t: stats.dfs[t] for t in common}, **{t: rarer[t] for t in demoted}}
     # rarest first: the word whose rows a bounded share is taken from below
-    common_dfs = {t: stats.dfs[t] for t in sorted(common, key=lambda t: (stats.dfs[t], t))}
-    selecting = [t for t in quoted if t not in common_dfs]
+    common_dfs = {t: scoring_only[t] for t in sorted(scoring_only, key=lambda t: (scoring_only[t], t))}
     rows = _score(q, query=query, stats=stats, common_dfs=common_dfs, select=selecting, quoted=quoted)
     bound = common_only_bound(n=stats.n, common_dfs=list(common_dfs.values()), k1=q.k1)
     if top_is_exact([float(r[1]) for r in rows], k=q.k, bound=bound):
         return rows
     if stats.n <= search_config().exact_max_rows:
         return _whole_match(q, query=query, key=key, cached=None)
-    # Rows holding only common words could still rank: score a bounded share of them too. Their
-    # scores depend only on the common words' dfs, and the rows above keep theirs (no select word's
-    # df changes), so the extra rows are scored alone and merged in the statement's own order.
+    # Rows holding none of the selecting words could still rank: score a bounded share of them
+    # too. Their scores depend only on the other words' dfs, and the rows above keep theirs (no
+    # selecting word's df changes), so the extra rows are scored alone and merged in the
+    # statement's own order.
     extra = _score(
         q,
         query=query,
@@ -241,6 +251,13 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
         extra=(next(iter(common_dfs)), q.k),
     )
     return sorted([*rows, *extra], key=lambda row: (-float(row[1]), row[0]))[: q.k]
+
+
+def _table_estimate(lexeme: str, *, cap: int) -> float:
+    """About how many rows hold a lexeme no count was made of (the table's statistics put it in at
+    most `cap` rows of the whole table, so it is at most that in the scope too)."""
+    table = _table_frequencies()
+    return float(cap) if table is None else min(table.rows_at_most(lexeme), float(cap))
 
 
 def _query_lexemes(query: str) -> dict[str, str]:
@@ -262,10 +279,10 @@ def _common_lexemes(
     table = _table_frequencies()
     maybe_common = [t for t in quoted if table is None or table.rows_at_most(t) > cap]
     # A large scope remembers which words it found common (with their df) and which rare.
-    known = set() if cached is None else cached.dfs.keys() | cached.rare
+    known = set() if cached is None else cached.dfs.keys() | cached.rare.keys()
     counts = _capped_dfs(q, quoted={t: quoted[t] for t in maybe_common if t not in known}, cap=cap)
     if cached is not None:
-        cached.rare.update(t for t, c in counts.items() if c <= cap)
+        cached.rare.update({t: c for t, c in counts.items() if c <= cap})
     found = common_words(counts, cap=cap)
     common = [t for t in maybe_common if t in found or (cached is not None and t in cached.dfs)]
     return common, counts
@@ -337,7 +354,7 @@ def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str
     estimates = [h if sampled < SCOPE_SAMPLE_ROWS else max(h * share, cap + 1.0) for h in hits]
     known = dict(cached.dfs) if cached is not None else {}
     known.update(zip(missing, estimates, strict=True))
-    rare = set(cached.rare) if cached is not None else set()
+    rare = dict(cached.rare) if cached is not None else {}
     read_at = cached.read_at if cached is not None else time.monotonic()
     stats = ScopeStats(read_at, n, avgdl, known, rare)
     _remember(key, stats)
