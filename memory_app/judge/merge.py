@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 from memory_app.judge.signals import lexicon, quantities
@@ -89,27 +89,38 @@ def lost_facts(kept: str, source: str, *, words: bool = True) -> list[str]:
     dollars"), and so do the words it is written with ("Celsius" in "100 degrees Celsius" when
     `kept` says "100°C"). `words=False` checks numbers, amounts and names only: for a text the
     LLM judge wrote, which restates words by meaning and vouches for them."""
+    return [item for part in _lost_parts(kept, source, words=words) for item in part]
+
+
+def loses_facts(kept: str, source: str, *, words: bool = True) -> bool:
+    """Whether lost_facts would list anything: its checks in the same order, stopping at the first
+    that finds a loss (load-time dedup asks this of every proposed pair; for two texts that differ
+    in a name, the content-word check, most of the cost, is then never made)."""
+    return any(part for part in _lost_parts(kept, source, words=words))
+
+
+def _lost_parts(kept: str, source: str, *, words: bool) -> Iterator[list[str]]:
+    """lost_facts' items, one list per kind, each computed only when the previous was taken."""
     numbers = tn.numbers(source) - tn.numbers(kept)
-    lost = [f"{n:g}" for n in sorted(numbers)]
+    yield [f"{n:g}" for n in sorted(numbers)]
     kept_amounts = quantities.quantities(kept)
     # A number already listed is not listed again with its unit.
     dropped = quantities.quantities(source) - kept_amounts
-    lost += sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
+    yield sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
     written = [(start, end) for start, end, a in quantities.spans(source) if a in kept_amounts]
-    lost += sorted(
+    yield sorted(
         name
         for name in names(source)
         if not _name_kept(name, kept) and not _inside_amount(name, source, written)
     )
     if not words:
-        return lost
+        return
     named = {tn.stem(name.casefold()) for name in names(source)}
-    lost += [
+    yield [
         word
         for word in lost_words(kept, source)
         if word not in named and not _amount_word(word, written, source)
     ]
-    return lost
 
 
 def _amount_word(word: str, amounts: Sequence[tuple[int, int]], text: str) -> bool:
@@ -135,7 +146,7 @@ def keeps_everything(kept: str, sources: Sequence[str], *, words: bool = True) -
     detail to the other (refine); this is the check a merge makes on the text it keeps, so that no
     merge drops a value or a name even when the verdict was wrong about the wording.
     """
-    return all(not lost_facts(kept, source, words=words) for source in sources)
+    return not any(loses_facts(kept, source, words=words) for source in sources)
 
 
 def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> bool:
@@ -145,7 +156,7 @@ def stands_for(kept: str, other: str, *, relation: str, kept_refines: bool) -> b
     and more, so only the refining text can stand for both. Either way no number or name may be lost.
     """
     if relation == "duplicate" or (relation == "refine" and kept_refines):
-        return not lost_facts(kept, other)
+        return not loses_facts(kept, other)
     return False
 
 
@@ -210,4 +221,4 @@ def fact_stands_for_message(fact: str, message: str) -> bool:
     content word of its statements (its questions ask, they state nothing). A merge of the two
     then keeps the fact's clean words rather than the raw message."""
     statements = _QUESTION.sub(" ", message)
-    return not lost_facts(fact, statements) and tn.content_words(statements) <= tn.content_words(fact)
+    return not loses_facts(fact, statements) and tn.content_words(statements) <= tn.content_words(fact)

@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from memory_app.judge.base import BatchJudge, JudgeItem, Judgement, RelationJudge
-from memory_app.judge.merge import information, lost_facts, stands_for
+from memory_app.judge.merge import information, loses_facts, stands_for
 from memory_app.retrieval.clustering import cosine_distances, near_duplicate_groups
 
 MERGING_RELATIONS = frozenset({"duplicate", "refine"})
@@ -122,7 +122,7 @@ def _stands_for(kept: str, other: str, relation: str, kept_refines: bool) -> boo
 @lru_cache(maxsize=8192)
 def _keeps_facts(kept: str, other: str) -> bool:
     """stands_for's condition that holds for every relation: no number or name of `other` lost."""
-    return not lost_facts(kept, other)
+    return not loses_facts(kept, other)
 
 
 def _items(texts: Sequence[str], embeddings: np.ndarray, a: int, b: int) -> tuple[JudgeItem, JudgeItem]:

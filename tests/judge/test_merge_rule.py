@@ -4,8 +4,10 @@ every number and name of each source."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memory_app.judge.merge import choose_merge_text, keeps_everything, lost_facts, names
+from memory_app.judge.merge import choose_merge_text, keeps_everything, loses_facts, lost_facts, names
 
 
 def test_names_are_capitalised_words_that_do_not_open_a_sentence():
@@ -87,3 +89,31 @@ def test_a_refinement_keeps_only_the_refining_text():
     new = "User has a dog"
     assert choose_merge_text(new=new, old=old, relation="refine") is None
     assert choose_merge_text(new=old, old=new, relation="refine") == old
+
+
+# Pieces of texts with numbers, amounts, names and plain words, in every mix.
+_PIECES = [
+    "User paid $1,800",
+    "eighteen hundred dollars",
+    "for the trip to Paris",
+    "Gina lost her job at Door Dash.",
+    "on 3 May",
+    "water boils at 100°C",
+    "at 100 degrees Celsius",
+    "User likes green tea",
+    "the user likes tea",
+    "BMI of 23",
+    "body mass index",
+    "Kalomi mentioned that",
+]
+
+
+@given(
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=4),
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=4),
+    st.booleans(),
+)
+def test_loses_facts_says_whether_lost_facts_lists_anything(kept, source, words):
+    kept_text, source_text = " ".join(kept), " ".join(source)
+    expected = bool(lost_facts(kept_text, source_text, words=words))
+    assert loses_facts(kept_text, source_text, words=words) is expected

@@ -28,7 +28,7 @@ from memory_app.errors import ApplicationError
 from memory_app.judge import get_judge
 from memory_app.judge.base import JudgeItem, Judgement, RelationJudge
 from memory_app.judge.calibration.params import load_calibration
-from memory_app.judge.merge import keeps_everything, lost_facts, most_informative, stands_for
+from memory_app.judge.merge import keeps_everything, loses_facts, most_informative, stands_for
 from memory_app.judge.policy import DecisionPolicy, decide
 from memory_app.models import Memory, Tenant
 from memory_app.models.memory import MemoryStatus
@@ -122,7 +122,7 @@ def _merge_plan(
         return proposed, merge, []
     refines = any(j.relation == "refine" for _, j in merge)
     for kept in [anchor.text] if refines else [most_informative(sources), anchor.text]:
-        if lost_facts(kept, anchor.text):
+        if loses_facts(kept, anchor.text):
             continue
         joined = [
             (m, j)
