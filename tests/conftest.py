@@ -89,6 +89,16 @@ def non_staff(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
+def _search_threads_disconnected():  # type: ignore[no-untyped-def]
+    """A search's pool threads keep their connections, as a server's do; a test leaves none open,
+    so the test database can be flushed and dropped."""
+    yield
+    from memory_app.selectors.search.beside import beside_close
+
+    beside_close()
+
+
+@pytest.fixture(autouse=True)
 def _embedding_breaker_closed():  # type: ignore[no-untyped-def]
     """The provider's circuit breaker is per process: no test inherits another's open circuit."""
     from memory_app.embeddings.breaker import breaker

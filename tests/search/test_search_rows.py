@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from memory_app.db.vectors import half_precision
-from memory_app.selectors.search.rows import CandidateRow, candidate_rows, query_similarities
+from memory_app.selectors.search.candidates import vector_candidate_rows, vector_candidates
+from memory_app.selectors.search.rows import (
+    CANDIDATE_COLUMNS,
+    CandidateRow,
+    candidate_row,
+    candidate_rows,
+    query_similarities,
+)
+from memory_app.selectors.search.types import SearchFilters
 from tests.factories import MemoryFactory, TenantFactory
 
 
@@ -36,3 +44,29 @@ def test_candidate_rows_read_only_the_tenants_rows_with_their_vectors_and_ages()
     assert row.created_epoch == pytest.approx(mine.created_at.timestamp())
     # The factory's float32 vector, as the halfvec column keeps it.
     np.testing.assert_array_equal(row.embedding, half_precision(np.asarray(mine.embedding)))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("plan", ["exact", "hnsw_iterative"])
+def test_the_vector_statement_reads_each_candidates_row_as_candidate_rows_does(plan):
+    tenant, other = TenantFactory(), TenantFactory()
+    for i in range(8):
+        MemoryFactory(tenant=tenant, user_id="u1", text=f"User note number {i}")
+        MemoryFactory(tenant=other, user_id="u1", text=f"Other note number {i}")
+    query = np.asarray(MemoryFactory.build().embedding, dtype=np.float32)
+    filters = SearchFilters(user_id="u1")
+    found = vector_candidates(tenant=tenant, filters=filters, query_embedding=query, k=5, plan=plan)
+    name, rows = vector_candidate_rows(
+        tenant=tenant, filters=filters, query_embedding=query, k=5, plan=plan, columns=CANDIDATE_COLUMNS
+    )
+    assert [(r[0], pytest.approx(r[1])) for r in rows] == [(c.memory_id, c.score) for c in found]
+    assert name == found[0].plan
+    expected = candidate_rows(tenant=tenant, ids=[c.memory_id for c in found])
+    for row in rows:
+        read = candidate_row((row[0], *row[2:]))
+        assert (read.pk, read.text, read.created_epoch) == (
+            expected[row[0]].pk,
+            expected[row[0]].text,
+            expected[row[0]].created_epoch,
+        )
+        np.testing.assert_array_equal(read.embedding, expected[row[0]].embedding)

@@ -276,19 +276,51 @@ def vector_candidates(
     `search_indexes_sync` made one), falling back to exact when the index yields fewer than k rows,
     so no filter returns fewer rows than exist. `plan` forces a plan (tests, benchmarks).
     """
+    name, rows = vector_candidate_rows(
+        tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
+    )
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan=name) for row in rows]
+
+
+def vector_candidate_rows(
+    *,
+    tenant: Tenant,
+    filters: SearchFilters,
+    query_embedding: np.ndarray,
+    k: int,
+    plan: str | None = None,
+    columns: str = "",
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """vector_candidates' plan and rows (id, distance), each row followed by `columns` of the
+    memory row (SQL over alias `m`) when asked: a search reads its candidates' rows in the same
+    statement rather than in a second one."""
     if k <= 0:
-        return []
+        return "empty", []
     name, statement, exact = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     if name == "empty":
-        return []
+        return name, []
+    if columns:
+        same = statement is exact
+        exact = _with_columns(exact, columns, tenant=tenant)
+        statement = exact if same else _with_columns(statement, columns, tenant=tenant)
     rows = _run(statement)
     if len(rows) < k and statement is not exact:
         # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller
         # than k: exact finds every row there is.
         name, rows = "exact_fallback", _run(exact)
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan=name) for row in rows]
+    return name, rows
+
+
+def _with_columns(statement: Statement, columns: str, *, tenant: Tenant) -> Statement:
+    sql, params, local = statement
+    # The tenant as a value on the joined table too: Citus then runs the join on the tenant's shard.
+    wrapped = (
+        f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
+        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
+    )
+    return wrapped, [*params, tenant.pk], local
 
 
 def explain_vector_candidates(

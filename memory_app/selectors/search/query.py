@@ -20,14 +20,22 @@ from memory_app.judge.calibration.params import load_calibration
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
+from memory_app.selectors.search.beside import Beside, run_beside
 from memory_app.selectors.search.candidates import (
     fulltext_candidates,
     one_count_per_scope,
-    vector_candidates,
+    vector_candidate_rows,
 )
 from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
-from memory_app.selectors.search.rows import CandidateRow, candidate_rows, hit_rows, query_similarities
+from memory_app.selectors.search.rows import (
+    CANDIDATE_COLUMNS,
+    CandidateRow,
+    candidate_row,
+    candidate_rows,
+    hit_rows,
+    query_similarities,
+)
 from memory_app.selectors.search.time_window import (
     AppliedWindow,
     TimeQuery,
@@ -151,6 +159,13 @@ def _lexical(
         b=search_config().bm25_b,
         weight_b=search_config().context_weight,
     )
+
+
+def _lexical_with_rows(
+    *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
+) -> tuple[list[Candidate], dict[int, CandidateRow]]:
+    lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+    return lexical, candidate_rows(tenant=tenant, ids=[c.memory_id for c in lexical])
 
 
 def _fuse(
@@ -310,23 +325,38 @@ def _gather_candidates(
     rows: dict[int, CandidateRow] = {}
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
+        side: Beside[tuple[list[Candidate], dict[int, CandidateRow]]] | None = None
         if mode == "hybrid":
-            # Full text first: BM25 needs no vector, so it and its rows are read while the model
-            # computes the query's.
-            lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
-            rows = candidate_rows(tenant=tenant, ids=[c.memory_id for c in lexical])
+            # BM25 needs no vector: it and its rows are read while the model computes the query's
+            # vector and the vector query runs, on a connection of their own where one is free.
+            side = run_beside(
+                lambda: _lexical_with_rows(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+            )
+            if not side.on_thread:
+                lexical, rows = side.result()
             phases.lap("lexical")
         if pending is not None:
             embedding = pending.get()
-            if pending is not query_embedding:
-                pending.finish()
             phases.lap("embedding_wait")
         degraded = [QUERY_EMBEDDING_FAILED] if embedding is None and mode != "fulltext" else []
         effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
         vector: list[Candidate] = []
         if embedding is not None:
-            vector = vector_candidates(tenant=tenant, filters=filters, query_embedding=embedding, k=k)
+            # The candidates' rows in the same statement: no second read of them.
+            plan, found = vector_candidate_rows(
+                tenant=tenant, filters=filters, query_embedding=embedding, k=k, columns=CANDIDATE_COLUMNS
+            )
+            vector = [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found]
+            rows.update((row[0], candidate_row((row[0], *row[2:]))) for row in found)
         phases.lap("vector")
+        if pending is not None and pending is not query_embedding:
+            # Its cache row: off the search's path where a pool thread is free (a lost row is
+            # only a later cache miss).
+            run_beside(pending.finish, detached=True)
+        if side is not None and side.on_thread:
+            lexical, lexical_rows = side.result()
+            rows.update(lexical_rows)
+            phases.lap("lexical_wait")
         if lexical is None:
             lexical = []
             if effective_mode in ("fulltext", "hybrid"):

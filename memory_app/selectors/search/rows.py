@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,18 @@ class CandidateRow:
     embedding: np.ndarray | None  # None for a row stored while the provider was down
 
 
+# What ranking reads of a candidate's row (CandidateRow's fields after the id).
+CANDIDATE_COLUMNS = (
+    "extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, m.harmful_count, "
+    "m.text, halfvec_send(m.embedding)"
+)
+
+
+def candidate_row(row: tuple[Any, ...]) -> CandidateRow:
+    """A CandidateRow from (id, *CANDIDATE_COLUMNS)."""
+    return CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], halfvec_from_binary(row[6]))
+
+
 def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, CandidateRow]:
     """The rows of `ids` that still exist. One array parameter rather than an IN list: the
     statement's text is then the same at every search (psycopg parsed a new 360-placeholder text
@@ -40,15 +53,10 @@ def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, Candidate
     if not wanted:
         return {}
     rows = fetch_all(
-        "SELECT m.id, extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, "
-        f"m.harmful_count, m.text, halfvec_send(m.embedding) FROM {MEMORY_TABLE} m "
-        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        f"SELECT m.id, {CANDIDATE_COLUMNS} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [tenant.pk, wanted],
     )
-    return {
-        row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], halfvec_from_binary(row[6]))
-        for row in rows
-    }
+    return {row[0]: candidate_row(row) for row in rows}
 
 
 def query_similarities(

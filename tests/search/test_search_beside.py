@@ -1,0 +1,120 @@
+"""A hybrid search's full text on a pool thread of its own, beside the vector half."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from memory_app.embeddings.cache.keys import CacheKeys
+from memory_app.models import EmbeddingCacheEntry
+from memory_app.selectors.search import beside
+from memory_app.selectors.search.beside import run_beside
+from memory_app.selectors.search.query import SearchFilters, memory_search
+from tests.factories import MemoryFactory, TenantFactory
+
+TEXTS = [
+    "User adopted a grey cat named Pixel in March",
+    "User's sister lives in Lisbon and teaches piano",
+    "User prefers green tea over coffee in the morning",
+    "User is training for the Berlin marathon in September",
+    "User's laptop is a 2019 ThinkPad with a cracked hinge",
+]
+
+
+def _hits(tenant, query: str) -> list[tuple[int, float]]:  # type: ignore[no-untyped-def]
+    result = memory_search(tenant=tenant, query=query, filters=SearchFilters(user_id="u1"), limit=5)
+    return [(hit.memory.pk, round(hit.score, 9)) for hit in result.hits]
+
+
+def _threads_used(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the threads the search's BM25 ran on, recorded as it runs."""
+    from memory_app.selectors.search import query
+
+    names: list[str] = []
+    original = query._lexical_with_rows
+
+    def recording(**kwargs):  # type: ignore[no-untyped-def]
+        names.append(threading.current_thread().name)
+        return original(**kwargs)
+
+    monkeypatch.setattr(query, "_lexical_with_rows", recording)
+    return names
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_bm25_runs_on_a_pool_thread_and_ranks_as_inline(settings, monkeypatch):
+    tenant = TenantFactory()
+    for text in TEXTS:
+        MemoryFactory(tenant=tenant, user_id="u1", text=text)
+    used = _threads_used(monkeypatch)
+    settings.SEARCH_LEXICAL_THREADS = 2
+    beside_hits = _hits(tenant, "Which city does the sister live in?")
+    settings.SEARCH_LEXICAL_THREADS = 0
+    inline_hits = _hits(tenant, "Which city does the sister live in?")
+
+    assert used[0].startswith("search-beside") and used[1] == threading.current_thread().name
+    assert beside_hits == inline_hits
+    assert beside_hits[0][0] == tenant.memories.get(text=TEXTS[1]).pk
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_bm25_runs_inline_and_sees_the_callers_uncommitted_rows(monkeypatch):
+    tenant = TenantFactory()
+    memory = MemoryFactory(tenant=tenant, user_id="u1", text="User's locker code is 4471")
+    used = _threads_used(monkeypatch)
+
+    result = memory_search(
+        tenant=tenant, query="locker code", filters=SearchFilters(user_id="u1"), limit=5, mode="hybrid"
+    )
+
+    assert used == [threading.current_thread().name]
+    assert [hit.memory.pk for hit in result.hits] == [memory.pk]
+    assert result.hits[0].lexical_score is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_query_vectors_cache_row_is_written_after_the_search_returns(settings):
+    settings.SEARCH_LEXICAL_THREADS = 2
+    tenant = TenantFactory()
+    MemoryFactory(tenant=tenant, user_id="u1", text=TEXTS[0])
+    query = "What is the name of the grey cat?"
+
+    _hits(tenant, query)
+
+    key = CacheKeys.of(tenant.pk).exact(query)
+    deadline = time.monotonic() + 10
+    while not EmbeddingCacheEntry.objects.filter(content_hash=key).exists():
+        assert time.monotonic() < deadline, "the cache row was never written"
+        time.sleep(0.05)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_detached_call_that_fails_is_logged_and_raises_nowhere(settings, caplog):
+    settings.SEARCH_LEXICAL_THREADS = 1
+
+    def fails() -> None:
+        raise RuntimeError("cache down")
+
+    with caplog.at_level(logging.WARNING, logger=beside.__name__):
+        run_beside(fails, detached=True)
+        deadline = time.monotonic() + 5
+        while "cache down" not in caplog.text:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_every_pool_thread_busy_the_call_runs_inline(settings):
+    settings.SEARCH_LEXICAL_THREADS = 1
+    release = threading.Event()
+    busy = run_beside(release.wait)
+    try:
+        second = run_beside(lambda: threading.current_thread().name)
+        assert busy.on_thread and not second.on_thread
+        assert second.result() == threading.current_thread().name
+    finally:
+        release.set()
+        busy.result()
