@@ -29,6 +29,14 @@ def use_database(name: str, *, fresh: bool = False, migrate: bool = False) -> No
     from django.core.management import call_command
     from django.db import connections
 
+    from memory_app.selectors.search.beside import beside_close
+    from memory_app.selectors.search.query import search_caches_forget
+
+    # A search's pool threads hold connections of their own, to the database they first met, and
+    # the process remembers scope sizes and BM25 statistics by tenant and user: the same scope
+    # names another scope in the next database.
+    beside_close()
+    search_caches_forget()
     config = settings.DATABASES["default"]
     params = {"dbname": "postgres", "user": config["USER"], "host": config["HOST"], "port": config["PORT"]}
     connections.close_all()

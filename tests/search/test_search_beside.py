@@ -118,3 +118,22 @@ def test_with_every_pool_thread_busy_the_call_runs_inline(settings):
     finally:
         release.set()
         busy.result()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_the_pool_is_closed_the_next_call_opens_a_connection_of_its_own_again(settings):
+    settings.SEARCH_LEXICAL_THREADS = 1
+
+    def backend() -> int:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return int(cursor.fetchone()[0])
+
+    first = run_beside(backend).result()
+    beside.beside_close()
+    second = run_beside(backend)
+
+    assert second.on_thread
+    assert second.result() != first

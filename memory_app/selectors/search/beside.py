@@ -98,13 +98,19 @@ def _on_thread(context: contextvars.Context, call: Callable[[], T], slots: threa
 
 
 def beside_close() -> None:
-    """Close the pool threads' connections (before a test run drops its database; they are
-    otherwise kept, as a worker keeps its own). A thread whose connection was closed opens a new
-    one at its next call."""
-    for connection in list(_opened):
+    """Stop the pool and close its threads' connections (a test's end, before its database is
+    flushed; a bench moving to another database). The next call starts new threads, whose
+    connections follow the current settings."""
+    global _pool, _slots, _size
+    with _lock:
+        pool, _pool, _slots, _size = _pool, None, None, 0
+    if pool is not None:
+        pool.shutdown(wait=True)
+    for connection in _opened:
         raw = connection.connection
         if raw is not None:
-            raw.close()  # the psycopg connection itself: the wrapper belongs to another thread
+            raw.close()  # the psycopg connection itself: the wrapper belongs to a stopped thread
+    _opened.clear()
 
 
 def _in_transaction() -> bool:

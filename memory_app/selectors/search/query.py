@@ -22,11 +22,13 @@ from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
 from memory_app.selectors.search.beside import Beside, run_beside
 from memory_app.selectors.search.candidates import (
+    forget_indexed_scopes,
+    forget_large_scopes,
     fulltext_candidates,
     one_count_per_scope,
     vector_candidate_rows,
 )
-from memory_app.selectors.search.lexical import bm25_candidates
+from memory_app.selectors.search.lexical import bm25_candidates, forget_scope_stats, forget_table_frequencies
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search.rows import (
     CANDIDATE_COLUMNS,
@@ -135,6 +137,15 @@ class QueryEmbedding:
                 self._job.finish()
             except Exception as exc:  # the vector is there; only its cache row was not written
                 log.warning("query embedding not cached (%s)", exc)
+
+
+def search_caches_forget() -> None:
+    """Forget what this process remembers of scopes and tables (sizes, BM25 statistics, partial
+    indexes): for a process that moves to another database, where the same scope is another."""
+    forget_scope_stats()
+    forget_table_frequencies()
+    forget_large_scopes()
+    forget_indexed_scopes()
 
 
 def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
