@@ -64,6 +64,12 @@ _STATS_MAX = 4096
 # Rows of a large scope its statistics are read from (`_scope_stats`): about 5 ms of reading,
 # where the whole scope of 100 k rows took 155-170 ms, once per common word new to the process.
 SCOPE_SAMPLE_ROWS = 5000
+# A scope holding at least this share of the whole table takes a word's df from the table's
+# statistics (ANALYZE's share of rows holding it, times the scope's rows) rather than counting it;
+# a word they put in SURELY_COMMON x the cap's rows there is common without a count. A smaller
+# scope (a user among many) may not share the table's words, and is counted as before.
+TABLE_SCOPE_SHARE = 0.5
+SURELY_COMMON = 4
 
 
 @dataclass
@@ -280,12 +286,35 @@ def _common_lexemes(
     maybe_common = [t for t in quoted if table is None or table.rows_at_most(t) > cap]
     # A large scope remembers which words it found common (with their df) and which rare.
     known = set() if cached is None else cached.dfs.keys() | cached.rare.keys()
-    counts = _capped_dfs(q, quoted={t: quoted[t] for t in maybe_common if t not in known}, cap=cap)
+    surely = _surely_common(table, cached, [t for t in maybe_common if t not in known], cap=cap)
+    counts = _capped_dfs(
+        q, quoted={t: quoted[t] for t in maybe_common if t not in known and t not in surely}, cap=cap
+    )
     if cached is not None:
         cached.rare.update({t: c for t, c in counts.items() if c <= cap})
+        cached.dfs.update(surely)
     found = common_words(counts, cap=cap)
     common = [t for t in maybe_common if t in found or (cached is not None and t in cached.dfs)]
     return common, counts
+
+
+def _table_dfs(
+    table: ElementFrequencies | None, stats: ScopeStats | None, words: list[str]
+) -> dict[str, float]:
+    """The dfs the table's statistics give `words` in a scope holding at least half of the table
+    (where the table's shares are the scope's): those of the words ANALYZE listed. None counted."""
+    if table is None or stats is None or stats.n < table.rows * TABLE_SCOPE_SHARE:
+        return {}
+    return {t: table.frequencies[t] * stats.n for t in words if t in table.frequencies}
+
+
+def _surely_common(
+    table: ElementFrequencies | None, stats: ScopeStats | None, words: list[str], *, cap: int
+) -> dict[str, float]:
+    """Of `words`, those the table's statistics put in SURELY_COMMON x the cap's rows of such a
+    scope, with that df: common without a count (counting one up to the cap read cap + 1 rows)."""
+    dfs = _table_dfs(table, stats, words)
+    return {t: df for t, df in dfs.items() if df > SURELY_COMMON * cap}
 
 
 _TABLE: list[tuple[float, ElementFrequencies | None]] = []  # (read at, what ANALYZE saw)
@@ -334,6 +363,11 @@ def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str
     IDF, and it is known to exceed the cap, so its estimate never goes below cap + 1."""
     cached = _remembered(key)
     missing = [t for t in common if cached is None or t not in cached.dfs]
+    if cached is not None:
+        # Read from the table's statistics where they are the scope's: no read of the sample.
+        shared = _table_dfs(_table_frequencies(), cached, missing)
+        cached.dfs.update({t: max(df, cap + 1.0) for t, df in shared.items()})
+        missing = [t for t in missing if t not in shared]
     if cached is not None and not missing:
         return cached
     counted = "".join(", count(*) FILTER (WHERE s.search_vector @@ %s::tsquery)::float8" for _ in missing)
