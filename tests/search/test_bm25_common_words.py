@@ -307,3 +307,24 @@ def test_the_budget_is_exceeded_only_by_the_rarest_word_alone(estimates, budget)
         assert len(chosen) == 1 or sum(estimates[w] for w in chosen) <= budget
         left = [w for w in estimates if w not in chosen]
         assert all(estimates[w] >= estimates[chosen[-1]] for w in left)
+
+
+@pytest.mark.django_db
+def test_a_scope_holding_the_table_takes_a_new_common_words_df_from_its_statistics_without_counting(
+    capped, monkeypatch
+):
+    # ANALYZE saw "user" and "like" in every row and "tea" in 90 % of them (4 x the cap of 5 is 20
+    # rows; 90 % of this 41-row scope is 37): after the first query the scope's size is known.
+    table = ElementFrequencies(rows=41.0, frequencies={"user": 1.0, "like": 1.0, "tea": 0.9}, least=0.01)
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: table)
+    monkeypatch.setattr(lexical, "SMALL_STATS_MIN_ROWS", 10)  # the 41-row scope's statistics are kept
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 40)
+    _search(tenant, "what does the user like about the zeppelin?", k=1)
+    with CaptureQueriesContext(connection) as queries:
+        found, _ = _search(tenant, "does the user like tea in the zeppelin", k=1)
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert not any("(SELECT count(*) FROM (SELECT 1 FROM" in sql for sql in statements)  # no count
+    assert not any("FROM (SELECT m.search_vector FROM" in sql for sql in statements)  # no sample read
+    assert [c.memory_id for c in found] == [zeppelin]
+    assert lexical._STATS[next(iter(lexical._STATS))].dfs["tea"] == pytest.approx(0.9 * 41)
