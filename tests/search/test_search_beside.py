@@ -24,9 +24,10 @@ TEXTS = [
 ]
 
 
-def _hits(tenant, query: str) -> list[tuple[int, float]]:  # type: ignore[no-untyped-def]
+def _hits(tenant, query: str) -> list[tuple[int, float | None]]:  # type: ignore[no-untyped-def]
+    """Each hit's id and BM25 score (its final score also decays with the clock between searches)."""
     result = memory_search(tenant=tenant, query=query, filters=SearchFilters(user_id="u1"), limit=5)
-    return [(hit.memory.pk, round(hit.score, 9)) for hit in result.hits]
+    return [(hit.memory.pk, hit.lexical_score) for hit in result.hits]
 
 
 def _threads_used(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]

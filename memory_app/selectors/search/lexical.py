@@ -364,20 +364,10 @@ def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str
     cached = _remembered(key)
     missing = [t for t in common if cached is None or t not in cached.dfs]
     if cached is not None:
-        # Read from the table's statistics where they are the scope's: no read of the sample.
-        shared = _table_dfs(_table_frequencies(), cached, missing)
-        cached.dfs.update({t: max(df, cap + 1.0) for t, df in shared.items()})
-        missing = [t for t in missing if t not in shared]
-    if cached is not None and not missing:
-        return cached
-    counted = "".join(", count(*) FILTER (WHERE s.search_vector @@ %s::tsquery)::float8" for _ in missing)
-    row = fetch_one(
-        f"SELECT count(*)::float8, greatest(avg(length(s.search_vector)), 1)::float8{counted} "
-        f"FROM (SELECT m.search_vector FROM {MEMORY_TABLE} m WHERE {q.where} LIMIT %s) s",
-        [*(quoted[t] for t in missing), *q.params, SCOPE_SAMPLE_ROWS],
-    )
-    assert row is not None  # an aggregate without GROUP BY always returns its row
-    sampled, avgdl, hits = float(row[0]), float(row[1]), [float(v) for v in row[2:]]
+        missing = _dfs_from_table(cached, missing, cap=cap)
+        if not missing:
+            return cached
+    sampled, avgdl, hits = _read_sample(q, [quoted[t] for t in missing])
     if cached is not None:
         n, avgdl = cached.n, cached.avgdl
     elif sampled < SCOPE_SAMPLE_ROWS:
@@ -393,6 +383,27 @@ def _scope_stats(q: _Bm25, *, key: str, quoted: dict[str, str], common: list[str
     stats = ScopeStats(read_at, n, avgdl, known, rare)
     _remember(key, stats)
     return stats
+
+
+def _dfs_from_table(stats: ScopeStats, missing: list[str], *, cap: int) -> list[str]:
+    """Set the dfs of `missing` common words that the table's statistics give (where they are the
+    scope's: no read of the sample); the words still missing."""
+    shared = _table_dfs(_table_frequencies(), stats, missing)
+    stats.dfs.update({t: max(df, cap + 1.0) for t, df in shared.items()})
+    return [t for t in missing if t not in shared]
+
+
+def _read_sample(q: _Bm25, tsqueries: list[str]) -> tuple[float, float, list[float]]:
+    """The scope's first SCOPE_SAMPLE_ROWS rows: how many, their average length, and how many of
+    them match each tsquery."""
+    counted = "".join(", count(*) FILTER (WHERE s.search_vector @@ %s::tsquery)::float8" for _ in tsqueries)
+    row = fetch_one(
+        f"SELECT count(*)::float8, greatest(avg(length(s.search_vector)), 1)::float8{counted} "
+        f"FROM (SELECT m.search_vector FROM {MEMORY_TABLE} m WHERE {q.where} LIMIT %s) s",
+        [*tsqueries, *q.params, SCOPE_SAMPLE_ROWS],
+    )
+    assert row is not None  # an aggregate without GROUP BY always returns its row
+    return float(row[0]), float(row[1]), [float(v) for v in row[2:]]
 
 
 def _score(
