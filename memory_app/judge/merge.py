@@ -33,7 +33,7 @@ def most_informative(texts: Sequence[str]) -> str:
 
 # A capitalised word that does not open a sentence: a name, a place, a brand, an acronym.
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_SENTENCE_ENDS = frozenset({"", ".", "!", "?", ":", ";"})
 
 
 @lru_cache(maxsize=8192)
@@ -42,8 +42,8 @@ def names(text: str) -> frozenset[str]:
     found = set()
     for match in _WORD.finditer(text):
         word = match.group(0).rstrip("'-")
-        before = text[: match.start()]
-        opens_sentence = not before.strip() or bool(_SENTENCE_END.search(before))
+        # The last character before the word that is not a space ends a sentence, or there is none.
+        opens_sentence = text[: match.start()].rstrip()[-1:] in _SENTENCE_ENDS
         # One letter is a unit or an initial ("37°C", "J. Smith"), not a name a merge must keep.
         named = len(word) > 1 and word[0].isupper() and word.casefold() not in lexicon.STOPWORDS
         if named and not opens_sentence:
@@ -135,6 +135,8 @@ def _amount_word(word: str, amounts: Sequence[tuple[int, int]], text: str) -> bo
 
 def _inside_amount(name: str, text: str, amounts: Sequence[tuple[int, int]]) -> bool:
     """Whether every occurrence of the word `name` in `text` is part of one of the `amounts` spans."""
+    if not amounts:
+        return False
     found = [m.start() for m in re.finditer(rf"\b{re.escape(name)}\b", text)]
     return bool(found) and all(any(lo <= at < hi for lo, hi in amounts) for at in found)
 

@@ -289,7 +289,23 @@ def _matches(text: str) -> tuple[_Match, ...]:
     return tuple(_read_matches(text))
 
 
+_DIGIT = re.compile(r"\d")
+_LETTERS = re.compile(r"[^\W\d_]+")  # _TOKENS' word tokens
+
+
+def _has_number(text: str) -> bool:
+    """Whether any token could start an amount (`_number_at`): digits, or a number word. Most texts
+    state none, and tokenising them cost a search's collapse ~70 us a text."""
+    return _DIGIT.search(text) is not None or any(
+        word.casefold() in NUMBER_WORDS for word in _LETTERS.findall(text)
+    )
+
+
 def _read_matches(text: str) -> list[_Match]:
+    return _read_tokens(text) if _has_number(text) else []
+
+
+def _read_tokens(text: str) -> list[_Match]:
     tokens = _tokens(text)
     found: list[_Match] = []
     i = 0
