@@ -42,11 +42,12 @@ def names(text: str) -> frozenset[str]:
     found = set()
     for match in _WORD.finditer(text):
         word = match.group(0).rstrip("'-")
-        # The last character before the word that is not a space ends a sentence, or there is none.
-        opens_sentence = text[: match.start()].rstrip()[-1:] in _SENTENCE_ENDS
         # One letter is a unit or an initial ("37°C", "J. Smith"), not a name a merge must keep.
-        named = len(word) > 1 and word[0].isupper() and word.casefold() not in lexicon.STOPWORDS
-        if named and not opens_sentence:
+        if len(word) < 2 or not word[0].isupper() or word.casefold() in lexicon.STOPWORDS:
+            continue
+        # A word opens a sentence when the last character before it that is not a space ends one,
+        # or when there is none (looked up only for capitalised words: most words are not).
+        if text[: match.start()].rstrip()[-1:] not in _SENTENCE_ENDS:
             found.add(word.removesuffix("'s"))
     return frozenset(found)
 
