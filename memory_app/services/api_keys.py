@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -12,6 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from memory_app.db import fetch_one
+from memory_app.db_routing import read_alias
 from memory_app.errors import ApplicationError
 from memory_app.models import ApiKey, Tenant
 
@@ -65,7 +68,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     parts = raw_key.split("_", 2)
     if len(parts) != 3 or parts[0] != KEY_PREFIX:
         return None
-    api_key = ApiKey.objects.select_related("tenant").filter(prefix=parts[1]).first()
+    api_key = _key_with_tenant(parts[1])
     if api_key is None or api_key.revoked_at is not None or not api_key.tenant.is_active:
         return None
     if not hmac.compare_digest(api_key.key_hash, _hash(raw_key)):
@@ -74,4 +77,28 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
+    return api_key
+
+
+@functools.cache
+def _key_statement() -> str:
+    columns = [f"k.{f.column}" for f in ApiKey._meta.concrete_fields]
+    columns += [f"t.{f.column}" for f in Tenant._meta.concrete_fields]
+    return (
+        f"SELECT {', '.join(columns)} FROM {ApiKey._meta.db_table} k "
+        f"JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id WHERE k.prefix = %s"
+    )
+
+
+def _key_with_tenant(prefix: str) -> ApiKey | None:
+    """The key of `prefix` (unique: apikey_prefix_unique) with its tenant, from one statement
+    written once: building the equivalent queryset cost every request about a millisecond."""
+    alias = read_alias()
+    row = fetch_one(_key_statement(), [prefix], using=alias)
+    if row is None:
+        return None
+    key_fields = ApiKey._meta.concrete_fields
+    api_key = ApiKey.from_db(alias, [f.attname for f in key_fields], row[: len(key_fields)])
+    tenant_fields = Tenant._meta.concrete_fields
+    api_key.tenant = Tenant.from_db(alias, [f.attname for f in tenant_fields], row[len(key_fields) :])
     return api_key
