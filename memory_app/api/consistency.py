@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from memory_app.api.strict import StrictSerializer
+from memory_app.api.strict import StrictSerializer, validated_input
 from memory_app.db_routing import CONSISTENCY_CHOICES, run_read
 from memory_app.models import Tenant
 from memory_app.services.store.access import memory_access_record
@@ -45,9 +45,8 @@ class ConsistencyParamsSerializer(StrictSerializer):
 
 def read_with_consistency(request: Request, fn: Callable[[], T]) -> T:
     """Run the read of an operation whose only query parameter is `consistency` (a bad value is a 400)."""
-    checked = ConsistencyParamsSerializer(data=request.query_params)
-    checked.is_valid(raise_exception=True)
-    return run_read(fn, consistency=checked.validated_data["consistency"])
+    checked = validated_input(ConsistencyParamsSerializer, request.query_params)
+    return run_read(fn, consistency=checked["consistency"])
 
 
 def read_counting_access(request: Request, tenant: Tenant, fn: Callable[[], tuple[T, Sequence[int]]]) -> T:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from inspect import isclass
 from typing import Any
@@ -80,6 +81,26 @@ class StrictSerializer(serializers.Serializer):
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
+
+
+_reusable = threading.local()
+
+
+def validated_input(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """`serializer_class(data=data)`'s validated data, or its ValidationError (a 400): from one
+    instance per thread and class, its fields built once. A new serializer deep-copies every
+    declared field, ~1 ms of a search request for its ~30 fields. Only for input serializers that
+    read no context and keep no state of their own between calls; validating leaves the fields as
+    it found them, and the results of the previous call are dropped first."""
+    built: dict[type, serializers.Serializer] = _reusable.__dict__.setdefault("serializers", {})
+    serializer = built.get(serializer_class)
+    if serializer is None:
+        serializer = built[serializer_class] = serializer_class()
+    for attribute in ("_validated_data", "_errors", "_data"):
+        serializer.__dict__.pop(attribute, None)
+    serializer.initial_data = data
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
 
 
 _declared: dict[tuple[type, str], frozenset[str]] = {}

@@ -16,7 +16,7 @@ from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_counting_acce
 from memory_app.api.conversation_serializers import ID
 from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, represent
-from memory_app.api.strict import StrictSerializer
+from memory_app.api.strict import StrictSerializer, validated_input
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.api.views.search import MAX_QUERY_CHARS, SearchFilterSerializer, filters_from
 from memory_app.conf import context_config
@@ -98,9 +98,7 @@ class ContextApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = self.ContextInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = validated_input(self.ContextInputSerializer, request.data)
         tenant = tenant_of(request)
 
         def context() -> tuple[dict[str, Any], list[int]]:
@@ -234,12 +232,11 @@ class ContextAllApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = self.ContextAllInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        values = validated_input(self.ContextAllInputSerializer, request.data)
         tenant = tenant_of(request)
 
         def context() -> tuple[Any, list[int]]:
-            result = context_all(tenant=tenant, request=ContextRequest(**data.validated_data))
+            result = context_all(tenant=tenant, request=ContextRequest(**values))
             return represent(self.ContextAllOutputSerializer, result), shown_memory_ids(result)
 
         return Response(read_counting_access(request, tenant, context))

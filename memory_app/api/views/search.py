@@ -21,7 +21,7 @@ from memory_app.api.serializers import (
     memory_trimmed,
     represent,
 )
-from memory_app.api.strict import StrictSerializer
+from memory_app.api.strict import StrictSerializer, validated_input
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.models.memory import MemoryKind
 from memory_app.overrides import SEARCH_KNOBS
@@ -143,9 +143,7 @@ class MemorySearchApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = self.MemorySearchInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = validated_input(self.MemorySearchInputSerializer, request.data)
         options = SearchOptions(**{k.name: values.get(k.name) for k in SEARCH_KNOBS if k.per_request})
         fields = memory_fields_parse(values["fields"]) if "fields" in values else None
         tenant = tenant_of(request)
