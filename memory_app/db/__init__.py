@@ -32,6 +32,7 @@ from memory_app.db.statistics import ElementFrequencies, element_frequencies
 from memory_app.db.vectors import (
     half_precision,
     halfvec_from_binary,
+    halfvecs_from_binary,
     vector_column_dimensions,
     vector_literal,
     vector_sql,
@@ -58,6 +59,7 @@ __all__ = [
     "fetch_one",
     "half_precision",
     "halfvec_from_binary",
+    "halfvecs_from_binary",
     "hnsw_indexes",
     "hnsw_settings",
     "index_valid",

@@ -70,3 +70,13 @@ def halfvec_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
         return None
     # int16 dimension, int16 unused, then big-endian float16 values.
     return np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
+
+
+def halfvecs_from_binary(raws: Sequence[bytes | memoryview]) -> list[np.ndarray]:
+    """`halfvec_from_binary` of several halfvecs of one size, decoded as one array: float32 rows of
+    one matrix (each row a view of it)."""
+    if not raws:
+        return []
+    joined = b"".join(bytes(raw)[4:] for raw in raws)
+    matrix = np.frombuffer(joined, dtype=">f2").astype(np.float32).reshape(len(raws), -1)
+    return list(matrix)

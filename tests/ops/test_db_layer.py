@@ -18,7 +18,10 @@ from memory_app.db import (
     advisory_xact_lock,
     count_up_to,
     execute_all,
+    fetch_all,
     fetch_one,
+    halfvec_from_binary,
+    halfvecs_from_binary,
     hnsw_settings,
     index_valid,
     local_settings,
@@ -53,6 +56,23 @@ def test_pgvector_stores_the_literal_as_the_same_float32_values(vector: np.ndarr
     row = fetch_one("SELECT %s::vector::real[]", [vector_literal(vector)])
     assert row is not None
     assert np.array_equal(np.asarray(row[0], dtype=np.float32), vector)
+
+
+@pytest.mark.django_db
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 5))
+def test_halfvecs_decoded_together_are_each_halfvec_decoded_alone(seed: int, count: int) -> None:
+    rng = np.random.default_rng(seed)
+    vectors = list((rng.normal(size=(count, 384)) * rng.choice([1e-4, 1.0, 100.0])).astype(np.float16))
+    literals = [vector_literal(v.astype(np.float32)) for v in vectors]
+    rows = fetch_all("SELECT halfvec_send(v::halfvec) FROM unnest(%s::text[]) v", [literals])
+    raws = [row[0] for row in rows]
+    together = halfvecs_from_binary(raws)
+    for raw, vector, decoded in zip(raws, vectors, together, strict=True):
+        alone = halfvec_from_binary(raw)
+        assert alone is not None
+        assert np.array_equal(decoded, alone)
+        assert np.array_equal(decoded, vector.astype(np.float32))
 
 
 @pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")]])

@@ -33,8 +33,8 @@ from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOp
 from memory_app.selectors.search.rows import (
     CANDIDATE_COLUMNS,
     CandidateRow,
-    candidate_row,
     candidate_rows,
+    candidate_rows_of,
     hit_rows,
     query_similarities,
 )
@@ -358,7 +358,7 @@ def _gather_candidates(
                 tenant=tenant, filters=filters, query_embedding=embedding, k=k, columns=CANDIDATE_COLUMNS
             )
             vector = [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found]
-            rows.update((row[0], candidate_row((row[0], *row[2:]))) for row in found)
+            rows.update(candidate_rows_of([(row[0], *row[2:]) for row in found]))
         phases.lap("vector")
         if pending is not None and pending is not query_embedding:
             # Its cache row: off the search's path where a pool thread is free (a lost row is

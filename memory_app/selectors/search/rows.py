@@ -11,7 +11,7 @@ the similarity of a row found by full text only is computed here from its vector
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 from django.db import connections
 from django.db.models import Field
 
-from memory_app.db import fetch_all, halfvec_from_binary
+from memory_app.db import fetch_all, halfvec_from_binary, halfvecs_from_binary
 from memory_app.db_routing import read_alias
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
@@ -48,6 +48,20 @@ def candidate_row(row: tuple[Any, ...]) -> CandidateRow:
     return CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], halfvec_from_binary(row[6]))
 
 
+def candidate_rows_of(rows: Sequence[tuple[Any, ...]]) -> dict[int, CandidateRow]:
+    """CandidateRows from (id, *CANDIDATE_COLUMNS) rows, their vectors decoded as one array when
+    they are all of one size (a search decodes ~200: one at a time cost ~0.5 ms of the GIL)."""
+    raw = [row[6] for row in rows]
+    sizes = {len(value) for value in raw if value is not None}
+    if len(sizes) != 1 or any(value is None for value in raw):
+        return {row[0]: candidate_row(row) for row in rows}
+    vectors = halfvecs_from_binary(raw)
+    return {
+        row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], vector)
+        for row, vector in zip(rows, vectors, strict=True)
+    }
+
+
 def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, CandidateRow]:
     """The rows of `ids` that still exist. One array parameter rather than an IN list: the
     statement's text is then the same at every search (psycopg parsed a new 360-placeholder text
@@ -59,7 +73,7 @@ def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, Candidate
         f"SELECT m.id, {CANDIDATE_COLUMNS} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [tenant.pk, wanted],
     )
-    return {row[0]: candidate_row(row) for row in rows}
+    return candidate_rows_of(rows)
 
 
 def query_similarities(
