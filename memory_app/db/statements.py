@@ -93,11 +93,16 @@ def mark_saved(obj: M) -> M:
 
 
 def models_from_rows(
-    model: type[M], fields: Sequence[models.Field[Any, Any]], rows: Sequence[Sequence[Any]]
+    model: type[M],
+    fields: Sequence[models.Field[Any, Any]],
+    rows: Sequence[Sequence[Any]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> list[M]:
-    """Instances built from the leading `len(fields)` columns of plain cursor rows, as a queryset
-    builds them (`from_db`, with each field's database conversion); a RawQuerySet's per-call
-    set-up cost more than the query on the store path."""
+    """Instances built from the leading `len(fields)` columns of plain cursor rows read on `using`,
+    as a queryset builds them (`from_db`, with each field's database conversion); a RawQuerySet's
+    per-call set-up cost more than the query on the store path, a search's and authentication."""
+    read_on = connections[using]
     attnames = [f.attname for f in fields]
     converters = [(i, f) for i, f in enumerate(fields) if hasattr(f, "from_db_value")]
     width = len(fields)
@@ -105,6 +110,6 @@ def models_from_rows(
     for values in rows:
         row = list(values[:width])
         for i, field in converters:
-            row[i] = field.from_db_value(row[i], None, connection)
-        built.append(model.from_db(connection.alias, attnames, row))
+            row[i] = field.from_db_value(row[i], None, read_on)
+        built.append(model.from_db(using, attnames, row))
     return built

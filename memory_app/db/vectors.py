@@ -68,8 +68,7 @@ def halfvec_from_binary(raw: bytes | memoryview | None) -> np.ndarray | None:
     stays None (a row without a vector)."""
     if raw is None:
         return None
-    # int16 dimension, int16 unused, then big-endian float16 values.
-    return np.frombuffer(bytes(raw), dtype=">f2", offset=4).astype(np.float32)
+    return np.frombuffer(bytes(raw), dtype=_HALF, offset=_HALF_HEADER).astype(np.float32)
 
 
 def halfvecs_from_binary(raws: Sequence[bytes | memoryview]) -> list[np.ndarray]:
@@ -77,6 +76,11 @@ def halfvecs_from_binary(raws: Sequence[bytes | memoryview]) -> list[np.ndarray]
     one matrix (each row a view of it)."""
     if not raws:
         return []
-    joined = b"".join(bytes(raw)[4:] for raw in raws)
-    matrix = np.frombuffer(joined, dtype=">f2").astype(np.float32).reshape(len(raws), -1)
+    joined = b"".join(bytes(raw)[_HALF_HEADER:] for raw in raws)
+    matrix = np.frombuffer(joined, dtype=_HALF).astype(np.float32).reshape(len(raws), -1)
     return list(matrix)
+
+
+# halfvec_send's form: int16 dimension, int16 unused, then big-endian float16 values.
+_HALF_HEADER = 4
+_HALF = ">f2"

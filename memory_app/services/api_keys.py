@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from memory_app.db import fetch_one
+from memory_app.db import fetch_one, models_from_rows
 from memory_app.db_routing import read_alias
 from memory_app.errors import ApplicationError
 from memory_app.models import ApiKey, Tenant
@@ -97,8 +97,7 @@ def _key_with_tenant(prefix: str) -> ApiKey | None:
     row = fetch_one(_key_statement(), [prefix], using=alias)
     if row is None:
         return None
-    key_fields = ApiKey._meta.concrete_fields
-    api_key = ApiKey.from_db(alias, [f.attname for f in key_fields], row[: len(key_fields)])
-    tenant_fields = Tenant._meta.concrete_fields
-    api_key.tenant = Tenant.from_db(alias, [f.attname for f in tenant_fields], row[len(key_fields) :])
+    width = len(ApiKey._meta.concrete_fields)
+    [api_key] = models_from_rows(ApiKey, ApiKey._meta.concrete_fields, [row], using=alias)
+    [api_key.tenant] = models_from_rows(Tenant, Tenant._meta.concrete_fields, [row[width:]], using=alias)
     return api_key

@@ -10,8 +10,8 @@ from memory_app.selectors.search.candidates import vector_candidate_rows, vector
 from memory_app.selectors.search.rows import (
     CANDIDATE_COLUMNS,
     CandidateRow,
-    candidate_row,
     candidate_rows,
+    candidate_rows_of,
     query_similarities,
 )
 from memory_app.selectors.search.types import SearchFilters
@@ -62,8 +62,9 @@ def test_the_vector_statement_reads_each_candidates_row_as_candidate_rows_does(p
     assert [(r[0], pytest.approx(r[1])) for r in rows] == [(c.memory_id, c.score) for c in found]
     assert name == found[0].plan
     expected = candidate_rows(tenant=tenant, ids=[c.memory_id for c in found])
+    read_all = candidate_rows_of([(row[0], *row[2:]) for row in rows])
     for row in rows:
-        read = candidate_row((row[0], *row[2:]))
+        read = read_all[row[0]]
         assert (read.pk, read.text, read.created_epoch) == (
             expected[row[0]].pk,
             expected[row[0]].text,

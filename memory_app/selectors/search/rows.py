@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db import connections
 from django.db.models import Field
 
-from memory_app.db import fetch_all, halfvec_from_binary, halfvecs_from_binary
+from memory_app.db import fetch_all, halfvec_from_binary, halfvecs_from_binary, models_from_rows
 from memory_app.db_routing import read_alias
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
@@ -43,19 +42,16 @@ CANDIDATE_COLUMNS = (
 )
 
 
-def candidate_row(row: tuple[Any, ...]) -> CandidateRow:
-    """A CandidateRow from (id, *CANDIDATE_COLUMNS)."""
-    return CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], halfvec_from_binary(row[6]))
-
-
 def candidate_rows_of(rows: Sequence[tuple[Any, ...]]) -> dict[int, CandidateRow]:
     """CandidateRows from (id, *CANDIDATE_COLUMNS) rows, their vectors decoded as one array when
     they are all of one size (a search decodes ~200: one at a time cost ~0.5 ms of the GIL)."""
     raw = [row[6] for row in rows]
-    sizes = {len(value) for value in raw if value is not None}
-    if len(sizes) != 1 or any(value is None for value in raw):
-        return {row[0]: candidate_row(row) for row in rows}
-    vectors = halfvecs_from_binary(raw)
+    one_size = len({None if value is None else len(value) for value in raw}) == 1
+    vectors: list[np.ndarray | None]
+    if one_size and raw[0] is not None:
+        vectors = list(halfvecs_from_binary(raw))
+    else:
+        vectors = [halfvec_from_binary(value) for value in raw]
     return {
         row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], vector)
         for row, vector in zip(rows, vectors, strict=True)
@@ -91,21 +87,10 @@ def query_similarities(
     return dict(zip([i for i, _ in found], products.tolist(), strict=True))
 
 
-@dataclass(frozen=True)
-class _HitReader:
-    """How a hit's row is read and built: its columns, the fields they fill (in the model's field
-    order, as `Model.from_db` takes them) and each field's converters from the database's value."""
-
-    columns: str
-    fields: tuple[Field[Any, Any], ...]
-    # Per field: its column expression and its converters (empty for most fields).
-    converters: tuple[tuple[Any, tuple[Any, ...]], ...]
-
-
 @functools.cache
-def _hit_reader(names: tuple[str, ...] | None, vendor_alias: str) -> _HitReader:
-    """Every field but the vector and the tsvector (None), or `names` and the id."""
-    connection = connections[vendor_alias]
+def _hit_columns(names: tuple[str, ...] | None) -> tuple[str, tuple[Field[Any, Any], ...]]:
+    """The columns of a hit's row and the fields they fill, in the model's field order: every field
+    but the vector and the tsvector, with what the row replaced (None), or `names` and the id."""
     skipped = {"embedding", "search_vector"}
     wanted = None if names is None else {"id", *names}
     fields = tuple(
@@ -121,33 +106,21 @@ def _hit_reader(names: tuple[str, ...] | None, vendor_alias: str) -> _HitReader:
             f", ARRAY(SELECT r.id FROM {MEMORY_TABLE} r WHERE r.tenant_id = %s "
             "AND r.superseded_by_id = m.id ORDER BY r.id)"
         )
-    converters = []
-    for f in fields:
-        column = f.get_col(MEMORY_TABLE)
-        converters.append(
-            (column, tuple(connection.ops.get_db_converters(column) + f.get_db_converters(connection)))
-        )
-    return _HitReader(columns, fields, tuple(converters))
+    return columns, fields
 
 
 def hit_rows(*, tenant: Tenant, ids: list[int], fields: tuple[str, ...] | None) -> dict[int, Memory]:
     """The returned entries' rows as model instances: whole but without vectors, with the ids of
     the memories each replaced (`supersedes_ids`, for an API answer), or only `fields`. Raw SQL
-    written once and rows built with `Model.from_db`: a queryset cost 1-2 ms a search to compile,
-    and `Manager.raw` about 1 ms more than the statement to resolve its columns."""
+    written once and rows built by `db.models_from_rows`: a queryset cost 1-2 ms a search to
+    compile, and `Manager.raw` about 1 ms more than the statement to resolve its columns."""
     alias = read_alias()
-    reader = _hit_reader(fields, alias)
-    connection = connections[alias]
-    sql = f"SELECT {reader.columns} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)"
+    columns, filled = _hit_columns(fields)
+    sql = f"SELECT {columns} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)"
     params = [tenant.pk, tenant.pk, ids] if fields is None else [tenant.pk, ids]
-    names = [f.attname for f in reader.fields]
+    rows = fetch_all(sql, params, using=alias)
     found = {}
-    for row in fetch_all(sql, params, using=alias):
-        values = list(row[: len(names)])
-        for position, (column, converters) in enumerate(reader.converters):
-            for converter in converters:
-                values[position] = converter(values[position], column, connection)
-        memory = Memory.from_db(alias, names, values)
+    for memory, row in zip(models_from_rows(Memory, filled, rows, using=alias), rows, strict=True):
         if fields is None:
             memory.supersedes_ids = row[-1]  # type: ignore[attr-defined]
         found[memory.pk] = memory
