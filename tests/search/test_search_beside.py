@@ -35,13 +35,55 @@ def _threads_used(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     from memory_app.selectors.search import query
 
     names: list[str] = []
-    original = query._lexical_with_rows
+    original = query._lexical
 
     def recording(**kwargs):  # type: ignore[no-untyped-def]
         names.append(threading.current_thread().name)
         return original(**kwargs)
 
-    monkeypatch.setattr(query, "_lexical_with_rows", recording)
+    monkeypatch.setattr(query, "_lexical", recording)
+    return names
+
+
+def _texts_searched_inline(settings):  # type: ignore[no-untyped-def]
+    """A tenant holding TEXTS, the sister question's hits with BM25 inline, and the pool back on."""
+    tenant = TenantFactory()
+    for text in TEXTS:
+        MemoryFactory(tenant=tenant, user_id="u1", text=text)
+    settings.SEARCH_LEXICAL_THREADS = 0
+    inline_hits = _hits(tenant, "Which city does the sister live in?")
+    settings.SEARCH_LEXICAL_THREADS = 2
+    return tenant, inline_hits
+
+
+def _ids_given_to_the_vector_statement(monkeypatch) -> list[list[int]]:  # type: ignore[no-untyped-def]
+    """The `also` ids of each vector statement: BM25's candidates whose rows it reads too."""
+    from memory_app.selectors.search import query
+
+    given: list[list[int]] = []
+    original = query.vector_candidate_rows
+
+    def recording(**kwargs):  # type: ignore[no-untyped-def]
+        given.append(list(kwargs["also"]))
+        return original(**kwargs)
+
+    monkeypatch.setattr(query, "vector_candidate_rows", recording)
+    return given
+
+
+def _rows_read_on(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the threads that read BM25's candidates' rows in a statement of their own."""
+    from memory_app.selectors.search import query
+
+    names: list[str] = []
+    original = query.candidate_rows
+
+    def recording(**kwargs):  # type: ignore[no-untyped-def]
+        if kwargs["ids"]:
+            names.append(threading.current_thread().name)
+        return original(**kwargs)
+
+    monkeypatch.setattr(query, "candidate_rows", recording)
     return names
 
 
@@ -59,6 +101,62 @@ def test_outside_a_transaction_bm25_runs_on_a_pool_thread_and_ranks_as_inline(se
     assert used[0].startswith("search-beside") and used[1] == threading.current_thread().name
     assert beside_hits == inline_hits
     assert beside_hits[0][0] == tenant.memories.get(text=TEXTS[1]).pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bm25_done_before_the_query_vector_has_its_rows_read_by_the_vector_statement(settings, monkeypatch):
+    from memory_app.selectors.search import query
+
+    tenant, inline_hits = _texts_searched_inline(settings)
+    done = threading.Event()
+    original_lexical, original_get = query._lexical, query.QueryEmbedding.get
+
+    def lexical(**kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return original_lexical(**kwargs)
+        finally:
+            done.set()
+
+    def vector_after_bm25(self):  # type: ignore[no-untyped-def]
+        assert done.wait(10)
+        return original_get(self)
+
+    monkeypatch.setattr(query, "_lexical", lexical)
+    monkeypatch.setattr(query.QueryEmbedding, "get", vector_after_bm25)
+    also = _ids_given_to_the_vector_statement(monkeypatch)
+    separate_reads = _rows_read_on(monkeypatch)
+
+    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
+    assert also == [[tenant.memories.get(text=TEXTS[1]).pk]]
+    assert separate_reads == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bm25_still_running_when_the_vector_statement_starts_reads_its_rows_on_its_own_thread(
+    settings, monkeypatch
+):
+    from memory_app.selectors.search import query
+
+    tenant, inline_hits = _texts_searched_inline(settings)
+    vector_started = threading.Event()
+    original_lexical, original_vector = query._lexical, query.vector_candidate_rows
+
+    def lexical_after_vector(**kwargs):  # type: ignore[no-untyped-def]
+        assert vector_started.wait(10)
+        return original_lexical(**kwargs)
+
+    def vector(**kwargs):  # type: ignore[no-untyped-def]
+        vector_started.set()
+        return original_vector(**kwargs)
+
+    monkeypatch.setattr(query, "_lexical", lexical_after_vector)
+    monkeypatch.setattr(query, "vector_candidate_rows", vector)
+    also = _ids_given_to_the_vector_statement(monkeypatch)
+    separate_reads = _rows_read_on(monkeypatch)
+
+    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
+    assert also == [[]]
+    assert len(separate_reads) == 1 and separate_reads[0].startswith("search-beside")
 
 
 @pytest.mark.django_db

@@ -22,7 +22,7 @@ Vector plans, chosen by the size of the scope (`scope_plan`):
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -290,10 +290,15 @@ def vector_candidate_rows(
     k: int,
     plan: str | None = None,
     columns: str = "",
+    also: Sequence[int] = (),
 ) -> tuple[str, list[tuple[Any, ...]]]:
     """vector_candidates' plan and rows (id, distance), each row followed by `columns` of the
     memory row (SQL over alias `m`) when asked: a search reads its candidates' rows in the same
-    statement rather than in a second one."""
+    statement rather than in a second one.
+
+    `also` (with `columns`): ids whose rows the caller wants too (a hybrid search's full-text
+    candidates, found while the query was embedded). Those not among the nearest rows follow them,
+    with distance None: one statement reads every candidate's row once."""
     if k <= 0:
         return "empty", []
     name, statement, exact = _statement(
@@ -303,24 +308,35 @@ def vector_candidate_rows(
         return name, []
     if columns:
         same = statement is exact
-        exact = _with_columns(exact, columns, tenant=tenant)
-        statement = exact if same else _with_columns(statement, columns, tenant=tenant)
+        exact = _with_columns(exact, columns, tenant=tenant, also=also)
+        statement = exact if same else _with_columns(statement, columns, tenant=tenant, also=also)
     rows = _run(statement)
-    if len(rows) < k and statement is not exact:
+    if sum(1 for row in rows if row[1] is not None) < k and statement is not exact:
         # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller
         # than k: exact finds every row there is.
         name, rows = "exact_fallback", _run(exact)
     return name, rows
 
 
-def _with_columns(statement: Statement, columns: str, *, tenant: Tenant) -> Statement:
+def _with_columns(statement: Statement, columns: str, *, tenant: Tenant, also: Sequence[int]) -> Statement:
     sql, params, local = statement
     # The tenant as a value on the joined table too: Citus then runs the join on the tenant's shard.
+    if not also:
+        wrapped = (
+            f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
+            f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
+        )
+        return wrapped, [*params, tenant.pk], local
+    # The nearest rows first, by distance; then the other wanted rows (distance NULL sorts last).
     wrapped = (
-        f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
-        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
+        f"WITH c AS MATERIALIZED ({sql}) "
+        f"SELECT c.id, c.distance, {columns} FROM c "
+        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id "
+        f"UNION ALL SELECT m.id, NULL::float8, {columns} FROM {MEMORY_TABLE} m "
+        "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.id NOT IN (SELECT c.id FROM c) "
+        "ORDER BY 2, 1"
     )
-    return wrapped, [*params, tenant.pk], local
+    return wrapped, [*params, tenant.pk, tenant.pk, list(also)], local
 
 
 def explain_vector_candidates(

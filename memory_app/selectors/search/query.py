@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,11 +174,32 @@ def _lexical(
     )
 
 
-def _lexical_with_rows(
-    *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
-) -> tuple[list[Candidate], dict[int, CandidateRow]]:
-    lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
-    return lexical, candidate_rows(tenant=tenant, ids=[c.memory_id for c in lexical])
+class _RowsHandoff:
+    """Who reads the rows of a hybrid search's BM25 candidates: the vector statement, when BM25 is
+    done by the time the query's vector is (its ids go into that statement: one read of every
+    candidate's row, none on BM25's thread while the search goes on); else BM25's own thread,
+    beside the vector statement, as soon as it has them. Decided once, by whichever comes first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reader: str | None = None  # "vector" or "lexical"
+
+    def lexical(
+        self, find: Callable[[], list[Candidate]], *, tenant: Tenant
+    ) -> tuple[list[Candidate], dict[int, CandidateRow]]:
+        """BM25's candidates, and their rows when the vector statement is already on its way."""
+        found = find()
+        with self._lock:
+            self._reader = self._reader or "vector"
+        if self._reader == "vector":
+            return found, {}
+        return found, candidate_rows(tenant=tenant, ids=[c.memory_id for c in found])
+
+    def claim(self) -> bool:
+        """For the vector statement: True when BM25 is done and its rows are the statement's to read."""
+        with self._lock:
+            self._reader = self._reader or "lexical"
+            return self._reader == "vector"
 
 
 def _fuse(
@@ -337,14 +360,16 @@ def _gather_candidates(
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
         side: Beside[tuple[list[Candidate], dict[int, CandidateRow]]] | None = None
+        handoff = _RowsHandoff()
         if mode == "hybrid":
-            # BM25 needs no vector: it and its rows are read while the model computes the query's
-            # vector and the vector query runs, on a connection of their own where one is free.
+            # BM25 needs no vector: it runs while the model computes the query's vector, on a
+            # connection of its own where one is free.
             side = run_beside(
-                lambda: _lexical_with_rows(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
+                lambda: handoff.lexical(
+                    lambda: _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts),
+                    tenant=tenant,
+                )
             )
-            if not side.on_thread:
-                lexical, rows = side.result()
             phases.lap("lexical")
         if pending is not None:
             embedding = pending.get()
@@ -353,18 +378,30 @@ def _gather_candidates(
         effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
         vector: list[Candidate] = []
         if embedding is not None:
+            # BM25's candidates, when it is done by now: their rows come with the vector candidates'.
+            if side is not None and handoff.claim():
+                lexical = side.result()[0]
             # The candidates' rows in the same statement: no second read of them.
             plan, found = vector_candidate_rows(
-                tenant=tenant, filters=filters, query_embedding=embedding, k=k, columns=CANDIDATE_COLUMNS
+                tenant=tenant,
+                filters=filters,
+                query_embedding=embedding,
+                k=k,
+                columns=CANDIDATE_COLUMNS,
+                also=[c.memory_id for c in lexical or ()],
             )
-            vector = [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found]
+            vector = [
+                Candidate(memory_id=row[0], score=float(row[1]), plan=plan)
+                for row in found
+                if row[1] is not None
+            ]
             rows.update(candidate_rows_of([(row[0], *row[2:]) for row in found]))
         phases.lap("vector")
         if pending is not None and pending is not query_embedding:
             # Its cache row: off the search's path where a pool thread is free (a lost row is
             # only a later cache miss).
             run_beside(pending.finish, detached=True)
-        if side is not None and side.on_thread:
+        if side is not None and lexical is None:
             lexical, lexical_rows = side.result()
             rows.update(lexical_rows)
             phases.lap("lexical_wait")

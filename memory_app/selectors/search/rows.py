@@ -3,9 +3,10 @@
 A search fuses ~200 candidates but returns ten: building their model instances cost more than the
 ranking. Each row carries all that ranking, load-time dedup, clustering and MMR read of it: its
 age, feedback, text and vector (in pgvector's binary form, a fraction of the cost of parsing the
-text form). The full-text candidates' rows are read while the query's vector is still being
-computed, the vector candidates' right after the vector search, so the ranking reads no row again;
-the similarity of a row found by full text only is computed here from its vector.
+text form). The vector statement reads its candidates' rows, and the full-text candidates' too
+when BM25 finished while the query was embedded (else BM25's thread reads them beside it), so
+the ranking reads no row again; the similarity of a row found by full text only is computed here
+from its vector.
 """
 
 from __future__ import annotations
