@@ -99,17 +99,18 @@ def embed_texts(texts: Sequence[str], *, tenant: Tenant | None, model: str | Non
 
 
 def embed_texts_begin(
-    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None
+    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None, query: bool = False
 ) -> EmbeddingJob:
     """`embed_texts` in two steps: the cache is read now and the local model started on its batcher's
     thread, so the caller can do other work (a search reads full text) before it asks the returned
     job for `vectors()`; `finish()` also writes the cache rows, and a caller inside a read-only
-    transaction may call it after that transaction. Another provider answers before this returns."""
-    return _HalfPrecision(_embed_texts_begin(texts, tenant=tenant, model=model))
+    transaction may call it after that transaction. Another provider answers before this returns.
+    `query`: a search's query, which waits for its vector (`cached_embed_begin`)."""
+    return _HalfPrecision(_embed_texts_begin(texts, tenant=tenant, model=model, query=query))
 
 
 def _embed_texts_begin(
-    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None
+    texts: Sequence[str], *, tenant: Tenant | None, model: str | None = None, query: bool = False
 ) -> EmbeddingJob:
     """The job before its rows are rounded (embed_texts_begin)."""
     items = list(texts)
@@ -131,7 +132,9 @@ def _embed_texts_begin(
     if not items:
         return _Ready(np.zeros((0, provider.dimensions), dtype=np.float32))
     if embeddings_config().cache_enabled:
-        return cached_embed_begin(items, provider, tenant_id=tenant.pk if tenant is not None else None)
+        return cached_embed_begin(
+            items, provider, tenant_id=tenant.pk if tenant is not None else None, query=query
+        )
     vectors = provider_embed(provider, items)
     stats_record(
         model=provider.model,

@@ -121,9 +121,9 @@ def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkey
     embedded: list[str] = []
     real = search.embed_texts_begin
 
-    def counting(texts, *, tenant):  # type: ignore[no-untyped-def]
+    def counting(texts, *, tenant, **options):  # type: ignore[no-untyped-def]
         embedded.extend(texts)
-        return real(texts, tenant=tenant)
+        return real(texts, tenant=tenant, **options)
 
     monkeypatch.setattr(search, "embed_texts_begin", counting)
     body = tenant_a.client.post(

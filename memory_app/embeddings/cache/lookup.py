@@ -100,11 +100,16 @@ def cached_embed(texts: list[str], provider: EmbeddingProvider, *, tenant_id: in
 
 
 def cached_embed_begin(
-    texts: list[str], provider: EmbeddingProvider, *, tenant_id: int | None
+    texts: list[str], provider: EmbeddingProvider, *, tenant_id: int | None, query: bool = False
 ) -> PendingEmbedding:
     """The cache tiers now, and the provider started for the misses (`provider_embed_begin`: the
     local model runs on its batcher's thread while the caller goes on). The rows come from the
-    returned object's `vectors()`, and `finish()` writes the new cache rows and the statistics."""
+    returned object's `vectors()`, and `finish()` writes the new cache rows and the statistics.
+
+    `query`: the texts are a search's query, which waits for its vector. A local model's pass then
+    starts before the lookup rather than after it (the lookup's round trip, ~1 ms, is off the
+    search's path); a hit still answers with its cached row, and the pass's rows for it are thrown
+    away (the CPU of one pass, never money: a remote provider is only ever called for misses)."""
     model = provider.model
     keys = CacheKeys.of(tenant_id)
     items: dict[str, _Item] = {}
@@ -116,15 +121,28 @@ def cached_embed_begin(
         else:
             item.positions.append(position)
 
-    todo = list(items.values())
-    todo = _hash_tiers(keys, model, todo)
+    distinct = list(items.values())
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
+    early = None
+    if query and not near and not provider.is_remote:
+        early = provider_embed_begin(provider, [item.text for item in distinct])
+    todo = _hash_tiers(keys, model, distinct)
     if near and todo:
         todo = _near_tier(keys, model, todo)
-    wait = provider_embed_begin(provider, [item.text for item in todo]) if todo else None
+    wait = None
+    if todo and early is not None:
+        position = {item.chash: row for row, item in enumerate(distinct)}
+        wait = _rows_of(early, [position[item.chash] for item in todo])
+    elif todo:
+        wait = provider_embed_begin(provider, [item.text for item in todo])
     return PendingEmbedding(
         count=len(texts), provider=provider, keys=keys, items=items, todo=todo, near=near, wait=wait
     )
+
+
+def _rows_of(wait: Callable[[], np.ndarray], rows: list[int]) -> Callable[[], np.ndarray]:
+    """A pass's `rows`, once it is done."""
+    return lambda: wait()[rows]
 
 
 @dataclass

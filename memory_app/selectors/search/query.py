@@ -117,7 +117,7 @@ class QueryEmbedding:
         self._job: EmbeddingJob | None = None
         self._vector: np.ndarray | None = None
         try:
-            self._job = embed_texts_begin([query], tenant=tenant)
+            self._job = embed_texts_begin([query], tenant=tenant, query=True)
         except Exception as exc:  # a failed provider degrades search to full text, never a 500
             self._failed(exc)
 
