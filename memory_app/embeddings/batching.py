@@ -31,6 +31,7 @@ import numpy as np
 @dataclass
 class _Request:
     texts: list[str]
+    offer_tokens: bool = True
     done: threading.Event = field(default_factory=threading.Event)
     result: np.ndarray | None = None
     error: BaseException | None = None
@@ -69,7 +70,7 @@ REQUESTS_IN_FLIGHT = RequestsInFlight()
 class MicroBatcher:
     def __init__(
         self,
-        embed: Callable[[list[str]], np.ndarray],
+        embed: Callable[..., np.ndarray],  # (texts, *, offer_tokens) -> rows: local_embed
         *,
         wait_seconds: float,
         max_batch: int,
@@ -95,14 +96,15 @@ class MicroBatcher:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.submit(texts)()
 
-    def submit(self, texts: list[str]) -> Callable[[], np.ndarray]:
+    def submit(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
         """Queue `texts` and return at once; the returned function waits for their rows (or raises
         the pass's error). The caller may do other work meanwhile: the pass runs on this batcher's
-        thread, and torch releases the GIL while it computes."""
+        thread, and torch releases the GIL while it computes. A pass offers its texts' token
+        vectors when any of its requests asks to (`local_embed`)."""
         if len(texts) >= self.max_batch:  # already a full batch on its own
-            vectors = self._embed(texts)
+            vectors = self._embed(texts, offer_tokens=offer_tokens)
             return lambda: vectors
-        request = _Request(texts=list(texts))
+        request = _Request(texts=list(texts), offer_tokens=offer_tokens)
         self._ensure_worker()
         with self._cond:
             self._queue.append(request)
@@ -139,7 +141,7 @@ class MicroBatcher:
             batch = self._take()
             texts = [text for request in batch for text in request.texts]
             try:
-                vectors = self._embed(texts)
+                vectors = self._embed(texts, offer_tokens=any(request.offer_tokens for request in batch))
             except BaseException as exc:  # every caller of the batch gets the error
                 for request in batch:
                     request.error = exc

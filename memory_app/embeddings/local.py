@@ -80,10 +80,12 @@ def local_model() -> Any:
     return _model
 
 
-def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
+def local_embed(texts: list[str], batch_size: int = 64, *, offer_tokens: bool = True) -> np.ndarray:
     """Unit sentence vectors: the transformer's pass (embeddings/forward.py), mean pooling over the
     real tokens, L2 normalisation; the steps of the model's own sentence-transformers modules
-    (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip."""
+    (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip.
+    `offer_tokens`: hand the pass to the listener below (False for a search's query, which the
+    judge never reads: extracting its words cost ~0.6 ms before the search had its vector)."""
     if not texts:
         return np.zeros((0, MINILM_DIMENSIONS), dtype=np.float32)
     # The relation judge's word alignment reads this same pass's token vectors: offered
@@ -111,7 +113,7 @@ def local_embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
         out[picked] = pooled / norms
         rows.append((batch["input_ids"], batch["attention_mask"], hidden))
     listener = _forward_pass_listener
-    if listener is not None:
+    if listener is not None and offer_tokens:
         listener(texts, rows)
     return out
 

@@ -51,16 +51,18 @@ class LocalProvider:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_begin(texts)()
 
-    def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
+    def embed_begin(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
         """Start the forward pass and return a function that waits for its rows: with batching the
-        pass runs on the batcher's thread while the caller goes on (a search reads full text)."""
+        pass runs on the batcher's thread while the caller goes on (a search reads full text).
+        `offer_tokens`: False for texts the judge never reads (a search's query), whose content-word
+        vectors `local_embed` then does not extract."""
         if self.model != DEFAULT_MODEL:  # another local model: its own pass, on torch, unbatched
             rows = model_embed(self.model, texts)
             return lambda: rows
         if embeddings_config().local_batching:  # one forward pass for concurrent requests
-            wait = local_batcher().submit(texts)
+            wait = local_batcher().submit(texts, offer_tokens=offer_tokens)
             return lambda: np.asarray(wait())
-        vectors = local_embed(texts)
+        vectors = local_embed(texts, offer_tokens=offer_tokens)
         return lambda: vectors
 
     def requests_for(self, texts: list[str]) -> int:
@@ -106,7 +108,7 @@ class _Recorded:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_begin(texts)()
 
-    def embed_begin(self, texts: list[str]) -> Callable[[], np.ndarray]:
+    def embed_begin(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
         """The inner provider's `embed_begin` when it has one (the local model), else `embed` now;
         the outcome is recorded when the rows are waited for."""
         begin = getattr(self.inner, "embed_begin", None)
@@ -115,7 +117,7 @@ class _Recorded:
                 vectors = self.inner.embed(texts)
                 wait: Callable[[], np.ndarray] = lambda: vectors  # noqa: E731
             else:
-                wait = begin(texts)
+                wait = begin(texts, offer_tokens=offer_tokens)
         except Exception as exc:
             health.record_failure(f"{type(exc).__name__}: {exc}")
             raise

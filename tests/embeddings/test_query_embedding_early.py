@@ -28,9 +28,9 @@ def _steps(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     steps: list[str] = []
     begin, tiers = lookup.provider_embed_begin, lookup._hash_tiers
 
-    def started(provider, texts):  # type: ignore[no-untyped-def]
+    def started(provider, texts, **options):  # type: ignore[no-untyped-def]
         steps.append("pass")
-        return begin(provider, texts)
+        return begin(provider, texts, **options)
 
     def read(*args):  # type: ignore[no-untyped-def]
         steps.append("lookup")

@@ -125,14 +125,14 @@ def cached_embed_begin(
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
     early = None
     if query and not near and not provider.is_remote:
-        early = provider_embed_begin(provider, [item.text for item in distinct])
+        early = provider_embed_begin(provider, [item.text for item in distinct], offer_tokens=False)
     todo = _hash_tiers(keys, model, distinct)
     if near and todo:
         todo = _near_tier(keys, model, todo)
     wait = None
     if todo and early is not None:
-        position = {item.chash: row for row, item in enumerate(distinct)}
-        wait = _rows_of(early, [position[item.chash] for item in todo])
+        row_of = {item.chash: row for row, item in enumerate(distinct)}
+        wait = _rows_of(early, [row_of[item.chash] for item in todo])
     elif todo:
         wait = provider_embed_begin(provider, [item.text for item in todo])
     return PendingEmbedding(
