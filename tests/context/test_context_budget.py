@@ -134,7 +134,7 @@ def test_context_all_embeds_the_query_once_for_all_its_searches(tenant_a, monkey
 
 
 @pytest.mark.django_db
-def test_context_all_caches_the_query_embedding_once_its_parts_have_run(tenant_a):
+def test_context_all_counts_the_query_embedding_once_and_a_local_model_caches_no_row_of_it(tenant_a):
     from memory_app.embeddings.cache.keys import CacheKeys
     from memory_app.models import EmbeddingCacheEntry
 
@@ -145,7 +145,7 @@ def test_context_all_caches_the_query_embedding_once_its_parts_have_run(tenant_a
     ).json()
     assert body["counts"]["episodic"] == 1
     digest = CacheKeys.of(tenant.pk).exact("a walk in the Alps")
-    assert EmbeddingCacheEntry.objects.filter(tenant=tenant, content_hash=digest).count() == 1
+    assert not EmbeddingCacheEntry.objects.filter(tenant=tenant, content_hash=digest).exists()
 
 
 @pytest.mark.django_db

@@ -79,7 +79,8 @@ def test_a_tenant_cannot_learn_from_its_counters_whether_another_stored_a_text(t
     embedding_stats_flush()
     (row,) = tenant_b.client.get(STATS).json()["models"]
     assert (row["exact_hits"], row["normalized_hits"], row["near_hits"]) == (0, 0, 0)
-    assert row["misses"] == 1 and row["cache_entries"] == 1
+    # B's query is counted; a local model's query vector is never cached (lookup.cached_embed_begin).
+    assert row["misses"] == 1 and row["cache_entries"] == 0
     assert before == {"models": []}
     # A sees its own store only, untouched by B's search (its memory keeps the vector: no cache row).
     (own,) = tenant_a.client.get(STATS).json()["models"]

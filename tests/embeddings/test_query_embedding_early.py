@@ -73,3 +73,23 @@ def test_a_remote_provider_is_never_called_before_the_lookup_even_for_a_query(mo
         steps = _steps(monkeypatch)
         embed_texts_begin(["Tea, not coffee."], tenant=None, query=True).finish()
     assert steps == ["lookup"] and route.call_count == 1
+
+
+def test_a_local_models_query_gets_no_cache_row_and_any_other_text_does():
+    from memory_app.models import EmbeddingCacheEntry
+
+    embed_texts_begin(["Where does the user keep the spare key?"], tenant=None, query=True).finish()
+    assert not EmbeddingCacheEntry.objects.exists()
+    embed_texts_begin(["The spare key is under the blue pot."], tenant=None).finish()
+    assert EmbeddingCacheEntry.objects.count() == 1
+
+
+@respx.mock
+def test_a_remote_providers_query_vector_is_cached_as_any_other():
+    from memory_app.models import EmbeddingCacheEntry
+
+    route = respx.post(f"{BASE}/embeddings").mock(side_effect=embeddings_reply)
+    with override_settings(**OPENAI):
+        embed_texts_begin(["Which tea does the user like?"], tenant=None, query=True).finish()
+        embed_texts_begin(["Which tea does the user like?"], tenant=None, query=True).finish()
+    assert EmbeddingCacheEntry.objects.count() == 1 and route.call_count == 1

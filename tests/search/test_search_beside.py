@@ -9,7 +9,8 @@ import time
 import pytest
 
 from memory_app.embeddings.cache.keys import CacheKeys
-from memory_app.models import EmbeddingCacheEntry
+from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pending_reset
+from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
 from memory_app.selectors.search import beside
 from memory_app.selectors.search.beside import run_beside
 from memory_app.selectors.search.query import SearchFilters, memory_search
@@ -175,19 +176,20 @@ def test_inside_a_transaction_bm25_runs_inline_and_sees_the_callers_uncommitted_
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_query_vectors_cache_row_is_written_after_the_search_returns(settings):
+def test_a_local_models_query_is_counted_after_the_search_returns_and_gets_no_cache_row(settings):
     settings.SEARCH_LEXICAL_THREADS = 2
     tenant = TenantFactory()
     MemoryFactory(tenant=tenant, user_id="u1", text=TEXTS[0])
     query = "What is the name of the grey cat?"
+    stats_pending_reset()
 
     _hits(tenant, query)
+    beside.beside_close()  # waits for the detached count
 
+    embedding_stats_flush()
+    assert EmbeddingCacheStats.objects.get(tenant=tenant).misses == 1
     key = CacheKeys.of(tenant.pk).exact(query)
-    deadline = time.monotonic() + 10
-    while not EmbeddingCacheEntry.objects.filter(content_hash=key).exists():
-        assert time.monotonic() < deadline, "the cache row was never written"
-        time.sleep(0.05)
+    assert not EmbeddingCacheEntry.objects.filter(content_hash=key).exists()
 
 
 @pytest.mark.django_db(transaction=True)

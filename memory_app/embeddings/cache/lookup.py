@@ -109,7 +109,10 @@ def cached_embed_begin(
     `query`: the texts are a search's query, which waits for its vector. A local model's pass then
     starts before the lookup rather than after it (the lookup's round trip, ~1 ms, is off the
     search's path); a hit still answers with its cached row, and the pass's rows for it are thrown
-    away (the CPU of one pass, never money: a remote provider is only ever called for misses)."""
+    away (the CPU of one pass, never money: a remote provider is only ever called for misses). Such
+    a query's misses get no cache row: a later hit would still run the pass, so the row would save
+    only the wait for it, and writing it cost every search ~1.3 ms (bench/peer.py's queries).
+    A remote provider's query vectors are cached as any others: a hit there saves a paid call."""
     model = provider.model
     keys = CacheKeys.of(tenant_id)
     items: dict[str, _Item] = {}
@@ -136,7 +139,14 @@ def cached_embed_begin(
     elif todo:
         wait = provider_embed_begin(provider, [item.text for item in todo])
     return PendingEmbedding(
-        count=len(texts), provider=provider, keys=keys, items=items, todo=todo, near=near, wait=wait
+        count=len(texts),
+        provider=provider,
+        keys=keys,
+        items=items,
+        todo=todo,
+        near=near,
+        wait=wait,
+        cache_misses=early is None,
     )
 
 
@@ -156,6 +166,7 @@ class PendingEmbedding:
     todo: list[_Item]  # the misses, in the order the provider was given them
     near: bool
     wait: Callable[[], np.ndarray] | None
+    cache_misses: bool = True  # False: a local query's (`cached_embed_begin`)
     _out: np.ndarray | None = None
     _finished: bool = False
 
@@ -193,7 +204,7 @@ class PendingEmbedding:
             # search waits for vectors() (~0.2 ms a text).
             item.tokens = count_tokens(item.text, model)
         misses = [item for item in self.todo if exact_text(item.text) not in kept]
-        if misses:
+        if misses and self.cache_misses:
             _cache_misses(self.provider, misses, keys=self.keys, with_proxy=self.near)
         todo_texts = [i.text for i in self.todo]
         counts = BatchCounts(provider_calls=self.provider.requests_for(todo_texts) if self.todo else 0)
