@@ -73,7 +73,7 @@ def _ids_given_to_the_vector_statement(monkeypatch) -> list[list[int]]:  # type:
 
 
 def _rows_read_on(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
-    """The names of the threads that read BM25's candidates' rows in a statement of their own."""
+    """The names of the threads that read candidates' rows in a statement of their own."""
     from memory_app.selectors.search import query
 
     names: list[str] = []

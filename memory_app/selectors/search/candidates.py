@@ -242,8 +242,9 @@ def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]
 
 def _statement(
     *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None
-) -> tuple[str, Statement, Statement]:
-    """The chosen plan's name, its statement and the exact statement (its fallback)."""
+) -> tuple[str, Statement, Statement, str]:
+    """The chosen plan's name, its statement, the exact statement (its fallback) and the query's
+    vector as the statements' literal."""
     try:
         vector = vector_literal(query_embedding)
     except ValueError:
@@ -255,7 +256,7 @@ def _statement(
     exact = _exact_statement(where=where, params=params, vector=vector, k=k)
     if chosen.plan == "exact":
         # A scope counted empty (a tenant without a knowledge base) has no candidate to look for.
-        return ("empty" if chosen.scope_rows == 0 else "exact"), exact, exact
+        return ("empty" if chosen.scope_rows == 0 else "exact"), exact, exact, vector
     if chosen.plan not in ("partial_index", "hnsw_iterative"):
         raise ValueError(f"unknown plan {chosen.plan!r}")
     ef_search = chosen.ef_search or (
@@ -264,7 +265,7 @@ def _statement(
         else search_config().hnsw_ef_search
     )
     hnsw = _hnsw_statement(where=where, params=params, vector=vector, k=k, ef_search=ef_search)
-    return chosen.plan, hnsw, exact
+    return chosen.plan, hnsw, exact, vector
 
 
 def vector_candidates(
@@ -292,58 +293,63 @@ def vector_candidate_rows(
     columns: str = "",
     also: Sequence[int] = (),
 ) -> tuple[str, list[tuple[Any, ...]]]:
-    """vector_candidates' plan and rows (id, distance), each row followed by `columns` of the
-    memory row (SQL over alias `m`) when asked: a search reads its candidates' rows in the same
-    statement rather than in a second one.
+    """vector_candidates' plan and rows (id, distance); with `columns` (SQL over alias `m`), rows
+    (id, distance, nearest, *columns): a search reads its candidates' rows in the same statement
+    rather than in a second one.
 
     `also` (with `columns`): ids whose rows the caller wants too (a hybrid search's full-text
-    candidates, found while the query was embedded). Those not among the nearest rows follow them,
-    with distance None: one statement reads every candidate's row once."""
+    candidates, found while the query was embedded), with their distance to the query. Those not
+    among the nearest rows follow them, `nearest` false: one statement reads every candidate."""
     if k <= 0:
         return "empty", []
-    name, statement, exact = _statement(
+    name, statement, exact, vector = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     if name == "empty":
         return name, []
     if columns:
         same = statement is exact
-        exact = _with_columns(exact, columns, tenant=tenant, also=also)
-        statement = exact if same else _with_columns(statement, columns, tenant=tenant, also=also)
+        exact = _with_columns(exact, columns, tenant=tenant, also=also, vector=vector)
+        statement = (
+            exact if same else _with_columns(statement, columns, tenant=tenant, also=also, vector=vector)
+        )
     rows = _run(statement)
-    if sum(1 for row in rows if row[1] is not None) < k and statement is not exact:
+    nearest = sum(1 for row in rows if row[2]) if columns else len(rows)
+    if nearest < k and statement is not exact:
         # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller
         # than k: exact finds every row there is.
         name, rows = "exact_fallback", _run(exact)
     return name, rows
 
 
-def _with_columns(statement: Statement, columns: str, *, tenant: Tenant, also: Sequence[int]) -> Statement:
+def _with_columns(
+    statement: Statement, columns: str, *, tenant: Tenant, also: Sequence[int], vector: str
+) -> Statement:
     sql, params, local = statement
     # The tenant as a value on the joined table too: Citus then runs the join on the tenant's shard.
     if not also:
         wrapped = (
-            f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
+            f"SELECT c.id, c.distance, true, {columns} FROM ({sql}) c "
             f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
         )
         return wrapped, [*params, tenant.pk], local
-    # The nearest rows first, by distance; then the other wanted rows (distance NULL sorts last).
+    # The nearest rows first, by distance; then the other wanted rows, by distance too.
     wrapped = (
         f"WITH c AS MATERIALIZED ({sql}) "
-        f"SELECT c.id, c.distance, {columns} FROM c "
+        f"SELECT c.id, c.distance, true, {columns} FROM c "
         f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id "
-        f"UNION ALL SELECT m.id, NULL::float8, {columns} FROM {MEMORY_TABLE} m "
+        f"UNION ALL SELECT m.id, m.embedding <=> %s::halfvec, false, {columns} FROM {MEMORY_TABLE} m "
         "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.id NOT IN (SELECT c.id FROM c) "
-        "ORDER BY 2, 1"
+        "ORDER BY 3 DESC, 2, 1"
     )
-    return wrapped, [*params, tenant.pk, tenant.pk, list(also)], local
+    return wrapped, [*params, tenant.pk, vector, tenant.pk, list(also)], local
 
 
 def explain_vector_candidates(
     *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None = None
 ) -> str:
     """PostgreSQL's plan for the query vector_candidates would run (which index serves it)."""
-    _name, statement, _exact = _statement(
+    _name, statement, _exact, _vector = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     return "\n".join(row[0] for row in _run(statement, explain=True))

@@ -33,12 +33,14 @@ from memory_app.selectors.search.candidates import (
 from memory_app.selectors.search.lexical import bm25_candidates, forget_scope_stats, forget_table_frequencies
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search.rows import (
-    CANDIDATE_COLUMNS,
+    RANK_COLUMNS,
     CandidateRow,
+    MemberRow,
     candidate_rows,
     candidate_rows_of,
-    hit_rows,
-    query_similarities,
+    hits_of,
+    member_rows,
+    similarities_of,
 )
 from memory_app.selectors.search.time_window import (
     AppliedWindow,
@@ -174,31 +176,44 @@ def _lexical(
     )
 
 
+@dataclass
+class _Reading:
+    """Candidates, with the rows and similarities read of them (if any)."""
+
+    candidates: list[Candidate]
+    rows: dict[int, CandidateRow] = field(default_factory=dict)
+    cosine: dict[int, float] = field(default_factory=dict)
+
+
 class _RowsHandoff:
     """Who reads the rows of a hybrid search's BM25 candidates: the vector statement, when BM25 is
     done by the time the query's vector is (its ids go into that statement: one read of every
-    candidate's row, none on BM25's thread while the search goes on); else BM25's own thread,
-    beside the vector statement, as soon as it has them. Decided once, by whichever comes first."""
+    candidate); else BM25's own thread, beside the vector statement, as soon as it has them (with
+    the query's vector by then, for their similarities). Decided once, by whichever comes first."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reader: str | None = None  # "vector" or "lexical"
+        self._embedding: np.ndarray | None = None
 
-    def lexical(
-        self, find: Callable[[], list[Candidate]], *, tenant: Tenant
-    ) -> tuple[list[Candidate], dict[int, CandidateRow]]:
+    def lexical(self, find: Callable[[], list[Candidate]], *, tenant: Tenant) -> _Reading:
         """BM25's candidates, and their rows when the vector statement is already on its way."""
         found = find()
         with self._lock:
             self._reader = self._reader or "vector"
+            embedding = self._embedding
         if self._reader == "vector":
-            return found, {}
-        return found, candidate_rows(tenant=tenant, ids=[c.memory_id for c in found])
+            return _Reading(found)
+        rows, cosine = candidate_rows(
+            tenant=tenant, ids=[c.memory_id for c in found], query_embedding=embedding
+        )
+        return _Reading(found, rows, cosine)
 
-    def claim(self) -> bool:
+    def claim(self, embedding: np.ndarray) -> bool:
         """For the vector statement: True when BM25 is done and its rows are the statement's to read."""
         with self._lock:
             self._reader = self._reader or "lexical"
+            self._embedding = embedding
             return self._reader == "vector"
 
 
@@ -279,15 +294,17 @@ def memory_search(
     vector, lexical, effective_mode, rows = found.vector, found.lexical, found.mode, found.rows
     ids = list(dict.fromkeys([c.memory_id for c in vector] + [c.memory_id for c in lexical]))
     ids = [i for i in ids if i in rows]  # a row deleted since a candidate statement found it
-    cosine = _cosines(vector=vector, ids=ids, rows=rows, query_embedding=found.embedding)
+    cosine = found.cosine
     fused = _fuse(ids, cosine, lexical, effective_mode, opts)
 
-    members, scores = _rank(tenant=tenant, fused=fused, rows=rows, opts=opts, window=window, fetch=fetch)
+    ranked, scores = _rank(tenant=tenant, fused=fused, rows=rows, opts=opts, window=window, fetch=fetch)
     phases.lap("rank")
+    members, scores = _members(tenant=tenant, ranked=ranked, scores=scores, fields=row_fields)
+    phases.lap("member_rows")
     entries = _post_process(tenant, members, scores, opts, limit)
     phases.lap("post_process")
-    hits = _with_rows(tenant=tenant, entries=entries, members=members, fields=row_fields)
-    phases.lap("hit_rows")
+    hits = _with_rows(entries=entries, members=members, fields=row_fields)
+    phases.lap("hits")
     absolute = bool(cosine) and (
         effective_mode == "vector" or (effective_mode == "hybrid" and opts.fusion == "weighted")
     )
@@ -321,9 +338,46 @@ class _Found:
     vector: list[Candidate]
     lexical: list[Candidate]
     rows: dict[int, CandidateRow]  # every candidate's row
+    cosine: dict[int, float]  # each candidate's similarity to the query, where it has a vector
     embedding: np.ndarray | None
     mode: str  # the requested mode, or "fulltext" when the query could not be embedded
     degraded: list[str]
+
+
+@dataclass
+class _RowsSoFar:
+    """The candidates' rows and similarities read so far, from whichever statement read them."""
+
+    rows: dict[int, CandidateRow] = field(default_factory=dict)
+    cosine: dict[int, float] = field(default_factory=dict)
+
+    def add(self, found: _Reading) -> list[Candidate]:
+        self.rows.update(found.rows)
+        self.cosine.update(found.cosine)
+        return found.candidates
+
+
+def _nearest(
+    *,
+    tenant: Tenant,
+    filters: SearchFilters,
+    embedding: np.ndarray,
+    k: int,
+    also: list[Candidate] | None,
+    read: _RowsSoFar,
+) -> list[Candidate]:
+    """The vector candidates, their rows and similarities read in the same statement, and those of
+    `also` (BM25's, when it was done by then): no second read of them."""
+    plan, found = vector_candidate_rows(
+        tenant=tenant,
+        filters=filters,
+        query_embedding=embedding,
+        k=k,
+        columns=RANK_COLUMNS,
+        also=[c.memory_id for c in also or ()],
+    )
+    read.add(_Reading([], candidate_rows_of((row[0], *row[3:]) for row in found), similarities_of(found)))
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found if row[2]]
 
 
 def _start_embedding(
@@ -356,11 +410,11 @@ def _gather_candidates(
     )
     phases.lap("embedding")
     lexical: list[Candidate] | None = None
-    rows: dict[int, CandidateRow] = {}
+    read = _RowsSoFar()
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
-        side: Beside[tuple[list[Candidate], dict[int, CandidateRow]]] | None = None
         handoff = _RowsHandoff()
+        side: Beside[_Reading] | None = None
         if mode == "hybrid":
             # BM25 needs no vector: it runs while the model computes the query's vector, on a
             # connection of its own where one is free.
@@ -378,58 +432,39 @@ def _gather_candidates(
         effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
         vector: list[Candidate] = []
         if embedding is not None:
-            # BM25's candidates, when it is done by now: their rows come with the vector candidates'.
-            if side is not None and handoff.claim():
-                lexical = side.result()[0]
-            # The candidates' rows in the same statement: no second read of them.
-            plan, found = vector_candidate_rows(
-                tenant=tenant,
-                filters=filters,
-                query_embedding=embedding,
-                k=k,
-                columns=CANDIDATE_COLUMNS,
-                also=[c.memory_id for c in lexical or ()],
+            if side is not None and handoff.claim(embedding):
+                lexical = side.result().candidates
+            vector = _nearest(
+                tenant=tenant, filters=filters, embedding=embedding, k=k, also=lexical, read=read
             )
-            vector = [
-                Candidate(memory_id=row[0], score=float(row[1]), plan=plan)
-                for row in found
-                if row[1] is not None
-            ]
-            rows.update(candidate_rows_of([(row[0], *row[2:]) for row in found]))
         phases.lap("vector")
         if pending is not None and pending is not query_embedding:
-            # Its cache row: off the search's path where a pool thread is free (a lost row is
-            # only a later cache miss).
+            # Its statistics (and a remote provider's cache row): off the search's path where a
+            # pool thread is free.
             run_beside(pending.finish, detached=True)
         if side is not None and lexical is None:
-            lexical, lexical_rows = side.result()
-            rows.update(lexical_rows)
+            lexical = read.add(side.result())
             phases.lap("lexical_wait")
         if lexical is None:
             lexical = []
             if effective_mode in ("fulltext", "hybrid"):
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
             phases.lap("lexical")
-    unread = [c.memory_id for c in (*vector, *lexical) if c.memory_id not in rows]
-    rows.update(candidate_rows(tenant=tenant, ids=dict.fromkeys(unread)))
-    phases.lap("rows")
-    return _Found(
-        vector=vector, lexical=lexical, rows=rows, embedding=embedding, mode=effective_mode, degraded=degraded
+    unread = [c.memory_id for c in (*vector, *lexical) if c.memory_id not in read.rows]
+    read.add(
+        _Reading([], *candidate_rows(tenant=tenant, ids=dict.fromkeys(unread), query_embedding=embedding))
     )
-
-
-def _cosines(
-    *,
-    vector: list[Candidate],
-    ids: list[int],
-    rows: dict[int, CandidateRow],
-    query_embedding: np.ndarray | None,
-) -> dict[int, float]:
-    """Each candidate's cosine similarity to the query, where it has one: the vector search's
-    distance, or for a row found by full text only its vector's similarity."""
-    cosine = {c.memory_id: 1.0 - c.score for c in vector}
-    lexical_only = [i for i in ids if i not in cosine]
-    return {**query_similarities(rows, lexical_only, query_embedding), **cosine}
+    phases.lap("rows")
+    rows, cosine = read.rows, read.cosine
+    return _Found(
+        vector=vector,
+        lexical=lexical,
+        rows=rows,
+        cosine=cosine,
+        embedding=embedding,
+        mode=effective_mode,
+        degraded=degraded,
+    )
 
 
 def _rank(
@@ -468,29 +503,32 @@ def _score_hits(
         hit.memory.embedding = None  # callers never need the vector: never load it lazily either
 
 
+def _members(
+    *, tenant: Tenant, ranked: list[CandidateRow], scores: np.ndarray, fields: tuple[str, ...] | None
+) -> tuple[list[MemberRow], np.ndarray]:
+    """The ranked rows with their texts, vectors and hit columns, in rank order, and their scores.
+    A row deleted since the candidates were read is dropped (a moment later no search finds it)."""
+    read = member_rows(tenant=tenant, ids=[row.pk for row in ranked], fields=fields)
+    kept = [i for i, row in enumerate(ranked) if row.pk in read]
+    return [read[ranked[i].pk] for i in kept], scores[kept]
+
+
 def _with_rows(
-    *, tenant: Tenant, entries: list[Entry], members: list[CandidateRow], fields: tuple[str, ...] | None
+    *, entries: list[Entry], members: list[MemberRow], fields: tuple[str, ...] | None
 ) -> list[SearchHit]:
-    """The returned entries with their best members' rows, whole but without vectors, in one
-    query: only these are built as model instances. An entry whose row was deleted since the
-    ranking read it is dropped (a moment later the search would not have found it)."""
-    if not entries:
-        return []
-    rows = hit_rows(tenant=tenant, ids=[members[entry.members[0]].pk for entry in entries], fields=fields)
-    hits = []
-    for entry in entries:
-        member_ids = [members[i].pk for i in entry.members]
-        if member_ids[0] in rows:
-            hits.append(
-                SearchHit(
-                    memory=rows[member_ids[0]],
-                    score=float(entry.score),
-                    text=entry.text,
-                    member_ids=member_ids,
-                    cluster=entry.cluster,
-                )
-            )
-    return hits
+    """The returned entries with their best members' rows as model instances (whole but without
+    vectors, or only `fields`): only these are built."""
+    best = hits_of([members[entry.members[0]] for entry in entries], fields=fields)
+    return [
+        SearchHit(
+            memory=memory,
+            score=float(entry.score),
+            text=entry.text,
+            member_ids=[members[i].pk for i in entry.members],
+            cluster=entry.cluster,
+        )
+        for entry, memory in zip(entries, best, strict=True)
+    ]
 
 
 def _time_and_feedback(members: list[CandidateRow], opts: ResolvedOptions) -> np.ndarray:
@@ -510,7 +548,7 @@ def _time_and_feedback(members: list[CandidateRow], opts: ResolvedOptions) -> np
     return time_factor * ace
 
 
-def _embedding_matrix(members: list[CandidateRow]) -> np.ndarray:
+def _embedding_matrix(members: list[MemberRow]) -> np.ndarray:
     dim = next((len(m.embedding) for m in members if m.embedding is not None), vector_dimensions())
     matrix = np.zeros((len(members), dim), dtype=np.float32)
     for row, m in enumerate(members):
@@ -520,7 +558,7 @@ def _embedding_matrix(members: list[CandidateRow]) -> np.ndarray:
 
 
 def _post_process(
-    tenant: Tenant, members: list[CandidateRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
+    tenant: Tenant, members: list[MemberRow], scores: np.ndarray, opts: ResolvedOptions, limit: int
 ) -> list[Entry]:
     """Load-time dedup, clustering and MMR over the fetched rows, then the first `limit` entries."""
     if not members:

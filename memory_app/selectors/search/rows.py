@@ -1,12 +1,13 @@
-"""The rows a search ranks, read once per candidate as plain tuples.
+"""The rows a search ranks, read in two steps as plain tuples.
 
-A search fuses ~200 candidates but returns ten: building their model instances cost more than the
-ranking. Each row carries all that ranking, load-time dedup, clustering and MMR read of it: its
-age, feedback, text and vector (in pgvector's binary form, a fraction of the cost of parsing the
-text form). The vector statement reads its candidates' rows, and the full-text candidates' too
-when BM25 finished while the query was embedded (else BM25's thread reads them beside it), so
-the ranking reads no row again; the similarity of a row found by full text only is computed here
-from its vector.
+A search fuses ~170 candidates but shows ten. Each candidate is read once, with what ranking
+needs of it (`RANK_COLUMNS`: age and feedback) and its cosine similarity to the query, computed
+by PostgreSQL: by the vector statement itself, for its nearest rows and for BM25's when BM25
+finished while the query was embedded. Only the ~30 rows the ranking keeps are then read with their
+text and vector (what load-time dedup, clustering and MMR compare) and the columns of a hit, in one
+statement (`member_rows`); the shown entries' model instances are built from those tuples. Reading
+every candidate's text and vector (`halfvec_send`, hex-encoded in text results) cost a 10 k search
+~1.7 ms of the statement, and the hits' rows a round trip of their own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from typing import Any
 import numpy as np
 from django.db.models import Field
 
-from memory_app.db import fetch_all, halfvec_from_binary, halfvecs_from_binary, models_from_rows
+from memory_app.db import (
+    fetch_all,
+    halfvec_from_binary,
+    halfvecs_from_binary,
+    models_from_rows,
+    vector_literal,
+)
 from memory_app.db_routing import read_alias
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
@@ -32,60 +39,51 @@ class CandidateRow:
     confidence: float
     helpful_count: int
     harmful_count: int
-    text: str
-    embedding: np.ndarray | None  # None for a row stored while the provider was down
 
 
 # What ranking reads of a candidate's row (CandidateRow's fields after the id).
-CANDIDATE_COLUMNS = (
-    "extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, m.harmful_count, "
-    "m.text, halfvec_send(m.embedding)"
-)
+RANK_COLUMNS = "extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, m.harmful_count"
 
 
-def candidate_rows_of(rows: Sequence[tuple[Any, ...]]) -> dict[int, CandidateRow]:
-    """CandidateRows from (id, *CANDIDATE_COLUMNS) rows, their vectors decoded as one array when
-    they are all of one size (a search decodes ~200: one at a time cost ~0.5 ms of the GIL)."""
-    raw = [row[6] for row in rows]
-    one_size = len({None if value is None else len(value) for value in raw}) == 1
-    vectors: list[np.ndarray | None]
-    if one_size and raw[0] is not None:
-        vectors = list(halfvecs_from_binary(raw))
-    else:
-        vectors = [halfvec_from_binary(value) for value in raw]
-    return {
-        row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4], row[5], vector)
-        for row, vector in zip(rows, vectors, strict=True)
-    }
+def candidate_rows_of(rows: Iterable[Sequence[Any]]) -> dict[int, CandidateRow]:
+    """CandidateRows from (id, *RANK_COLUMNS) rows."""
+    return {row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4]) for row in rows}
 
 
-def candidate_rows(*, tenant: Tenant, ids: Iterable[int]) -> dict[int, CandidateRow]:
-    """The rows of `ids` that still exist. One array parameter rather than an IN list: the
-    statement's text is then the same at every search (psycopg parsed a new 360-placeholder text
-    each time)."""
+def candidate_rows(
+    *, tenant: Tenant, ids: Iterable[int], query_embedding: np.ndarray | None
+) -> tuple[dict[int, CandidateRow], dict[int, float]]:
+    """The rows of `ids` that still exist, and the cosine similarity to the query of each that has
+    a vector. One array parameter rather than an IN list: the statement's text is then the same at
+    every search (psycopg parsed a new 360-placeholder text each time)."""
     wanted = list(ids)
     if not wanted:
-        return {}
-    rows = fetch_all(
-        f"SELECT m.id, {CANDIDATE_COLUMNS} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)",
-        [tenant.pk, wanted],
-    )
-    return candidate_rows_of(rows)
-
-
-def query_similarities(
-    rows: dict[int, CandidateRow], ids: Iterable[int], query_embedding: np.ndarray | None
-) -> dict[int, float]:
-    """The inner product of each row's vector with the query's (both unit length: the cosine),
-    for the rows of `ids` that have a vector: one product of the stacked rows (a call per row cost
-    ~100 rows a search over a millisecond)."""
+        return {}, {}
     if query_embedding is None:
-        return {}
-    found = [(i, vector) for i in ids if i in rows and (vector := rows[i].embedding) is not None]
-    if not found:
-        return {}
-    products = np.stack([vector for _, vector in found]) @ np.asarray(query_embedding, dtype=np.float32)
-    return dict(zip([i for i, _ in found], products.tolist(), strict=True))
+        distance, params = "NULL::float8", [tenant.pk, wanted]
+    else:
+        distance, params = "m.embedding <=> %s::halfvec", [vector_literal(query_embedding), tenant.pk, wanted]
+    rows = fetch_all(
+        f"SELECT m.id, {distance}, {RANK_COLUMNS} FROM {MEMORY_TABLE} m "
+        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        params,
+    )
+    return candidate_rows_of((row[0], *row[2:]) for row in rows), similarities_of(rows)
+
+
+def similarities_of(rows: Iterable[Sequence[Any]]) -> dict[int, float]:
+    """{id: 1 - distance} of (id, distance, ...) rows, where the distance is not NULL."""
+    return {row[0]: 1.0 - float(row[1]) for row in rows if row[1] is not None}
+
+
+@dataclass(frozen=True)
+class MemberRow:
+    """A row the ranking kept: what load-time dedup, clustering and MMR read, and a hit's columns."""
+
+    pk: int
+    text: str
+    embedding: np.ndarray | None  # None for a row stored while the provider was down
+    hit: tuple[Any, ...]  # the columns `_hit_columns` names, for `hits_of`
 
 
 @functools.cache
@@ -110,19 +108,37 @@ def _hit_columns(names: tuple[str, ...] | None) -> tuple[str, tuple[Field[Any, A
     return columns, fields
 
 
-def hit_rows(*, tenant: Tenant, ids: list[int], fields: tuple[str, ...] | None) -> dict[int, Memory]:
-    """The returned entries' rows as model instances: whole but without vectors, with the ids of
-    the memories each replaced (`supersedes_ids`, for an API answer), or only `fields`. Raw SQL
-    written once and rows built by `db.models_from_rows`: a queryset cost 1-2 ms a search to
-    compile, and `Manager.raw` about 1 ms more than the statement to resolve its columns."""
+def member_rows(
+    *, tenant: Tenant, ids: Sequence[int], fields: tuple[str, ...] | None
+) -> dict[int, MemberRow]:
+    """The rows of `ids` that still exist, with text, vector and a hit's columns (all but the vector
+    and the tsvector, with `supersedes_ids`; or only `fields`), in one statement."""
+    if not ids:
+        return {}
+    columns, _ = _hit_columns(fields)
+    rows = fetch_all(
+        f"SELECT m.id, m.text, halfvec_send(m.embedding), {columns} FROM {MEMORY_TABLE} m "
+        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        [tenant.pk, tenant.pk, list(ids)] if fields is None else [tenant.pk, list(ids)],
+    )
+    raw = [row[2] for row in rows]
+    one_size = bool(raw) and raw[0] is not None and len({None if v is None else len(v) for v in raw}) == 1
+    # One array for all the vectors when they are of one size (one at a time cost ~0.5 ms of the GIL).
+    vectors = list(halfvecs_from_binary(raw)) if one_size else [halfvec_from_binary(v) for v in raw]
+    return {
+        row[0]: MemberRow(row[0], row[1], vector, tuple(row[3:]))
+        for row, vector in zip(rows, vectors, strict=True)
+    }
+
+
+def hits_of(members: Sequence[MemberRow], *, fields: tuple[str, ...] | None) -> list[Memory]:
+    """The members' model instances, built from their hit columns (`db.models_from_rows`: a
+    queryset cost 1-2 ms a search to compile, and `Manager.raw` about 1 ms more to resolve its
+    columns), each with `supersedes_ids` when all its fields were read."""
+    _, filled = _hit_columns(fields)
     alias = read_alias()
-    columns, filled = _hit_columns(fields)
-    sql = f"SELECT {columns} FROM {MEMORY_TABLE} m WHERE m.tenant_id = %s AND m.id = ANY(%s)"
-    params = [tenant.pk, tenant.pk, ids] if fields is None else [tenant.pk, ids]
-    rows = fetch_all(sql, params, using=alias)
-    found = {}
-    for memory, row in zip(models_from_rows(Memory, filled, rows, using=alias), rows, strict=True):
-        if fields is None:
-            memory.supersedes_ids = row[-1]  # type: ignore[attr-defined]
-        found[memory.pk] = memory
-    return found
+    built = models_from_rows(Memory, filled, [m.hit for m in members], using=alias)
+    if fields is None:
+        for memory, member in zip(built, members, strict=True):
+            memory.supersedes_ids = member.hit[-1]  # type: ignore[attr-defined]
+    return built
