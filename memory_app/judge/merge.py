@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from itertools import islice
 
 from memory_app.judge.signals import lexicon, quantities
 from memory_app.judge.signals import text_norm as tn
@@ -75,13 +76,15 @@ def lost_words(kept: str, source: str) -> list[str]:
     """The content words of `source` that `kept` states neither exactly, by stem, by a spelling or
     short form, nor by a listed synonym (`same_word`). Token-vector
     similarity does not count here: a merge keeps a text, and that text must say every word."""
+    return list(_lost_words(kept, source))
+
+
+def _lost_words(kept: str, source: str) -> Iterator[str]:
+    """lost_words, one at a time: a caller that needs only the first stops there."""
     kept_words = tn.content_words(kept)
-    lost = []
     for word in sorted(tn.content_words(source) - kept_words):
-        if same_word_in(word, kept_words):
-            continue
-        lost.append(word)
-    return lost
+        if not same_word_in(word, kept_words):
+            yield word
 
 
 def lost_facts(kept: str, source: str, *, words: bool = True) -> list[str]:
@@ -90,18 +93,20 @@ def lost_facts(kept: str, source: str, *, words: bool = True) -> list[str]:
     dollars"), and so do the words it is written with ("Celsius" in "100 degrees Celsius" when
     `kept` says "100°C"). `words=False` checks numbers, amounts and names only: for a text the
     LLM judge wrote, which restates words by meaning and vouches for them."""
-    return [item for part in _lost_parts(kept, source, words=words) for item in part]
+    return [item for part in _lost_parts(kept, source, words=words, first=False) for item in part]
 
 
 def loses_facts(kept: str, source: str, *, words: bool = True) -> bool:
     """Whether lost_facts would list anything: its checks in the same order, stopping at the first
     that finds a loss (load-time dedup asks this of every proposed pair; for two texts that differ
     in a name, the content-word check, most of the cost, is then never made)."""
-    return any(part for part in _lost_parts(kept, source, words=words))
+    return any(part for part in _lost_parts(kept, source, words=words, first=True))
 
 
-def _lost_parts(kept: str, source: str, *, words: bool) -> Iterator[list[str]]:
-    """lost_facts' items, one list per kind, each computed only when the previous was taken."""
+def _lost_parts(kept: str, source: str, *, words: bool, first: bool) -> Iterator[list[str]]:
+    """lost_facts' items, one list per kind, each computed only when the previous was taken.
+    `first`: the content words' list stops at its first item (all `loses_facts` needs; two texts
+    of different content differ in several words, each looked up in the other's)."""
     numbers = tn.numbers(source) - tn.numbers(kept)
     yield [f"{n:g}" for n in sorted(numbers)]
     kept_amounts = quantities.quantities(kept)
@@ -117,11 +122,12 @@ def _lost_parts(kept: str, source: str, *, words: bool) -> Iterator[list[str]]:
     if not words:
         return
     named = {tn.stem(name.casefold()) for name in names(source)}
-    yield [
+    lost = (
         word
-        for word in lost_words(kept, source)
+        for word in _lost_words(kept, source)
         if word not in named and not _amount_word(word, written, source)
-    ]
+    )
+    yield list(islice(lost, 1) if first else lost)
 
 
 def _amount_word(word: str, amounts: Sequence[tuple[int, int]], text: str) -> bool:
