@@ -202,7 +202,12 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
                         tenant, mem0, texts, reps=reps, block=block, new_scope=True
                     )
                 log(f"{rows:,} memories, {transport}")
+                peer_scale.SEARCH_PHASES.clear()
                 measured[transport] = measure(tenant, mem0, texts, reps=reps, block=block, new_scope=False)
+                if transport == "in_process":
+                    # Where the default search's time went, warm-up included (stats["phases_ms"]).
+                    phases = peer_scale.phase_medians(peer_scale.SEARCH_PHASES)
+                    out.setdefault("search_phases_ms", {})[str(rows)] = phases
             out["by_size"][str(rows)] = measured
     finally:
         mem0.close()

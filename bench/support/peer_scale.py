@@ -197,6 +197,10 @@ def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicat
     return seconds
 
 
+# Each in-process default search's `stats["phases_ms"]` (where its time went), for scale_phase.
+SEARCH_PHASES: list[dict[str, float]] = []
+
+
 def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped: bool = True) -> list[float]:
     from memory_app.selectors.search.options import SearchOptions
     from memory_app.selectors.search.query import SearchFilters, memory_search
@@ -205,11 +209,19 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
     seconds = []
     for query in queries:
         t0 = time.perf_counter()
-        memory_search(
+        result = memory_search(
             tenant=tenant, query=query, filters=SearchFilters(user_id=scope), limit=10, options=options
         )
         seconds.append(time.perf_counter() - t0)
+        if grouped:
+            SEARCH_PHASES.append(result.stats["phases_ms"])
     return seconds
+
+
+def phase_medians(phases: list[dict[str, float]]) -> dict[str, float]:
+    """The median ms of each phase over `phases` (a phase a search skipped counts as 0)."""
+    names = list(dict.fromkeys(name for p in phases for name in p))
+    return {name: round(statistics.median(p.get(name, 0.0) for p in phases), 2) for name in names}
 
 
 def in_process_runners(tenant: Tenant, mem0: Mem0) -> dict[str, Runner]:
