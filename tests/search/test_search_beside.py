@@ -238,3 +238,14 @@ def test_after_the_pool_is_closed_the_next_call_opens_a_connection_of_its_own_ag
 
     assert second.on_thread
     assert second.result() != first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_inline_call_started_for_later_runs_when_the_caller_says_and_only_once(settings):
+    settings.SEARCH_LEXICAL_THREADS = 0
+    calls: list[str] = []
+    later = run_beside(lambda: calls.append("ran") or len(calls), inline_later=True)
+    assert calls == [] and not later.on_thread
+    later.run_inline()
+    later.run_inline()
+    assert later.result() == 1 and calls == ["ran"]

@@ -42,28 +42,41 @@ _opened: list[BaseDatabaseWrapper] = []  # each pool thread's connection wrapper
 
 
 class Beside(Generic[T]):
-    """A call's result: computed on a pool thread, or already computed inline."""
+    """A call's result: computed on a pool thread, or inline (now, or when `run_inline` or
+    `result` is called first)."""
 
-    def __init__(self, *, future: Future[T] | None = None, value: T | None = None) -> None:
+    def __init__(self, *, future: Future[T] | None = None, inline: Callable[[], T] | None = None) -> None:
         self._future = future
-        self._value = value
+        self._inline = inline
+        self._value: T | None = None
 
     @property
     def on_thread(self) -> bool:
         return self._future is not None
 
+    def run_inline(self) -> None:
+        """Run the call here if it is to run inline and has not run yet."""
+        if self._inline is not None:
+            call, self._inline = self._inline, None
+            self._value = call()
+
     def result(self) -> T:
         if self._future is not None:
             return self._future.result()
+        self.run_inline()
         return self._value  # type: ignore[return-value]
 
 
-def run_beside(call: Callable[[], T], *, detached: bool = False) -> Beside[T]:
-    """Start `call` on a pool thread when it may run there, else run it now. `detached`: nobody
-    waits for it (a cache write), so an error is logged rather than raised to a caller."""
+def run_beside(call: Callable[[], T], *, detached: bool = False, inline_later: bool = False) -> Beside[T]:
+    """Start `call` on a pool thread when it may run there, else run it now (with `inline_later`,
+    when the caller says: `run_inline`, or `result`). `detached`: nobody waits for it (a cache
+    write), so an error is logged rather than raised to a caller."""
     slots = _pool_slots()
     if slots is None or _in_transaction() or not slots.acquire(blocking=False):
-        return Beside(value=call())
+        beside = Beside(inline=call)
+        if not inline_later:
+            beside.run_inline()
+        return beside
     assert _pool is not None
     # The caller's context variables (a search's scope counts) go with the call.
     context = contextvars.copy_context()
@@ -71,7 +84,10 @@ def run_beside(call: Callable[[], T], *, detached: bool = False) -> Beside[T]:
         future = _pool.submit(_on_thread, context, call, slots)
     except RuntimeError:  # the pool was shut down (interpreter exit): run inline
         slots.release()
-        return Beside(value=call())
+        beside = Beside(inline=call)
+        if not inline_later:
+            beside.run_inline()
+        return beside
     if detached:
         future.add_done_callback(_log_error)
     return Beside(future=future)

@@ -405,10 +405,6 @@ def _gather_candidates(
     phases: _Phases,
 ) -> _Found:
     """The vector and full-text candidates; a query that could not be embedded searches full text."""
-    embedding, pending = _start_embedding(
-        mode=mode, query=query, tenant=tenant, query_embedding=query_embedding
-    )
-    phases.lap("embedding")
     lexical: list[Candidate] | None = None
     read = _RowsSoFar()
     # BM25's plan and the vector plan both count the scope: once per search.
@@ -417,13 +413,22 @@ def _gather_candidates(
         side: Beside[_Reading] | None = None
         if mode == "hybrid":
             # BM25 needs no vector: it runs while the model computes the query's vector, on a
-            # connection of its own where one is free.
+            # connection of its own where one is free, started first (in a 100 k scope it takes
+            # longer than the query's vector: it then waited for the embedding cache's lookup).
             side = run_beside(
                 lambda: handoff.lexical(
                     lambda: _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts),
                     tenant=tenant,
-                )
+                ),
+                inline_later=True,
             )
+        embedding, pending = _start_embedding(
+            mode=mode, query=query, tenant=tenant, query_embedding=query_embedding
+        )
+        phases.lap("embedding")
+        if side is not None:
+            # Inline (inside a transaction, or every pool thread busy): now, while the model runs.
+            side.run_inline()
             phases.lap("lexical")
         if pending is not None:
             embedding = pending.get()
