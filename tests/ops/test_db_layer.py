@@ -75,6 +75,19 @@ def test_halfvecs_decoded_together_are_each_halfvec_decoded_alone(seed: int, cou
         assert np.array_equal(decoded, vector.astype(np.float32))
 
 
+@pytest.mark.django_db
+def test_halfvecs_with_a_missing_vector_or_of_two_widths_are_each_decoded_alone() -> None:
+    literals = [vector_literal(np.full(size, 0.5, dtype=np.float32)) for size in (4, 4, 6)]
+    rows = fetch_all("SELECT halfvec_send(v::halfvec) FROM unnest(%s::text[]) v", [literals])
+    raws = [row[0] for row in rows]
+    for mixed in ([raws[0], None, raws[1]], raws):
+        decoded = halfvecs_from_binary(mixed)
+        alone = [halfvec_from_binary(raw) for raw in mixed]
+        assert [None if d is None else d.tolist() for d in decoded] == [
+            None if a is None else a.tolist() for a in alone
+        ]
+
+
 @pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")]])
 def test_the_literal_refuses_empty_and_non_finite_vectors(bad: list[float]) -> None:
     with pytest.raises(ValueError):

@@ -73,10 +73,7 @@ def run_beside(call: Callable[[], T], *, detached: bool = False, inline_later: b
     write), so an error is logged rather than raised to a caller."""
     slots = _pool_slots()
     if slots is None or _in_transaction() or not slots.acquire(blocking=False):
-        beside = Beside(inline=call)
-        if not inline_later:
-            beside.run_inline()
-        return beside
+        return _inline(call, later=inline_later)
     assert _pool is not None
     # The caller's context variables (a search's scope counts) go with the call.
     context = contextvars.copy_context()
@@ -84,13 +81,17 @@ def run_beside(call: Callable[[], T], *, detached: bool = False, inline_later: b
         future = _pool.submit(_on_thread, context, call, slots)
     except RuntimeError:  # the pool was shut down (interpreter exit): run inline
         slots.release()
-        beside = Beside(inline=call)
-        if not inline_later:
-            beside.run_inline()
-        return beside
+        return _inline(call, later=inline_later)
     if detached:
         future.add_done_callback(_log_error)
     return Beside(future=future)
+
+
+def _inline(call: Callable[[], T], *, later: bool) -> Beside[T]:
+    beside = Beside(inline=call)
+    if not later:
+        beside.run_inline()
+    return beside
 
 
 def _log_error(future: Future[Any]) -> None:

@@ -351,10 +351,9 @@ class _RowsSoFar:
     rows: dict[int, CandidateRow] = field(default_factory=dict)
     cosine: dict[int, float] = field(default_factory=dict)
 
-    def add(self, found: _Reading) -> list[Candidate]:
-        self.rows.update(found.rows)
-        self.cosine.update(found.cosine)
-        return found.candidates
+    def add(self, rows: dict[int, CandidateRow], cosine: dict[int, float]) -> None:
+        self.rows.update(rows)
+        self.cosine.update(cosine)
 
 
 def _nearest(
@@ -376,7 +375,7 @@ def _nearest(
         columns=RANK_COLUMNS,
         also=[c.memory_id for c in also or ()],
     )
-    read.add(_Reading([], candidate_rows_of((row[0], *row[3:]) for row in found), similarities_of(found)))
+    read.add(candidate_rows_of((row[0], *row[3:]) for row in found), similarities_of(found))
     return [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found if row[2]]
 
 
@@ -448,7 +447,9 @@ def _gather_candidates(
             # pool thread is free.
             run_beside(pending.finish, detached=True)
         if side is not None and lexical is None:
-            lexical = read.add(side.result())
+            reading = side.result()
+            read.add(reading.rows, reading.cosine)
+            lexical = reading.candidates
             phases.lap("lexical_wait")
         if lexical is None:
             lexical = []
@@ -456,9 +457,7 @@ def _gather_candidates(
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
             phases.lap("lexical")
     unread = [c.memory_id for c in (*vector, *lexical) if c.memory_id not in read.rows]
-    read.add(
-        _Reading([], *candidate_rows(tenant=tenant, ids=dict.fromkeys(unread), query_embedding=embedding))
-    )
+    read.add(*candidate_rows(tenant=tenant, ids=dict.fromkeys(unread), query_embedding=embedding))
     phases.lap("rows")
     rows, cosine = read.rows, read.cosine
     return _Found(

@@ -22,7 +22,6 @@ from django.db.models import Field
 
 from memory_app.db import (
     fetch_all,
-    halfvec_from_binary,
     halfvecs_from_binary,
     models_from_rows,
     vector_literal,
@@ -121,10 +120,7 @@ def member_rows(
         "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
         [tenant.pk, tenant.pk, list(ids)] if fields is None else [tenant.pk, list(ids)],
     )
-    raw = [row[2] for row in rows]
-    one_size = bool(raw) and raw[0] is not None and len({None if v is None else len(v) for v in raw}) == 1
-    # One array for all the vectors when they are of one size (one at a time cost ~0.5 ms of the GIL).
-    vectors = list(halfvecs_from_binary(raw)) if one_size else [halfvec_from_binary(v) for v in raw]
+    vectors = halfvecs_from_binary([row[2] for row in rows])
     return {
         row[0]: MemberRow(row[0], row[1], vector, tuple(row[3:]))
         for row, vector in zip(rows, vectors, strict=True)
