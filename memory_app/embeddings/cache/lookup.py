@@ -106,13 +106,12 @@ def cached_embed_begin(
     local model runs on its batcher's thread while the caller goes on). The rows come from the
     returned object's `vectors()`, and `finish()` writes the new cache rows and the statistics.
 
-    `query`: the texts are a search's query, which waits for its vector. A local model's pass then
-    starts before the lookup rather than after it (the lookup's round trip, ~1 ms, is off the
-    search's path); a hit still answers with its cached row, and the pass's rows for it are thrown
-    away (the CPU of one pass, never money: a remote provider is only ever called for misses). Such
-    a query's misses get no cache row: a later hit would still run the pass, so the row would save
-    only the wait for it, and writing it cost every search ~1.3 ms (bench/peer.py's queries).
-    A remote provider's query vectors are cached as any others: a hit there saves a paid call."""
+    `query`: the texts are a search's query, which waits for its vector. A local model's query is
+    answered by its own pass and the cache is neither read nor written: a hit could save only the
+    wait for a pass that costs no money, while the lookup, beside that pass, cost every search
+    ~0.75 ms (its round trip and its Python contend with the pass for the GIL and the cores), and a
+    cache row for it ~1.3 ms (bench/peer.py's queries). A remote provider's query is looked up and
+    cached as any other text: a hit there saves a paid call."""
     model = provider.model
     keys = CacheKeys.of(tenant_id)
     items: dict[str, _Item] = {}
@@ -126,18 +125,16 @@ def cached_embed_begin(
 
     distinct = list(items.values())
     near = near_dup_enabled(provider_is_remote=provider.is_remote)
-    early = None
-    if query and not near and not provider.is_remote:
-        early = provider_embed_begin(provider, [item.text for item in distinct], offer_tokens=False)
-    todo = _hash_tiers(keys, model, distinct)
-    if near and todo:
-        todo = _near_tier(keys, model, todo)
-    wait = None
-    if todo and early is not None:
-        row_of = {item.chash: row for row, item in enumerate(distinct)}
-        wait = _rows_of(early, [row_of[item.chash] for item in todo])
-    elif todo:
-        wait = provider_embed_begin(provider, [item.text for item in todo])
+    own_pass = query and not near and not provider.is_remote
+    wait: Callable[[], np.ndarray] | None
+    if own_pass:
+        todo = distinct
+        wait = provider_embed_begin(provider, [item.text for item in todo], offer_tokens=False)
+    else:
+        todo = _hash_tiers(keys, model, distinct)
+        if near and todo:
+            todo = _near_tier(keys, model, todo)
+        wait = provider_embed_begin(provider, [item.text for item in todo]) if todo else None
     return PendingEmbedding(
         count=len(texts),
         provider=provider,
@@ -146,13 +143,8 @@ def cached_embed_begin(
         todo=todo,
         near=near,
         wait=wait,
-        cache_misses=early is None,
+        cache_misses=not own_pass,
     )
-
-
-def _rows_of(wait: Callable[[], np.ndarray], rows: list[int]) -> Callable[[], np.ndarray]:
-    """A pass's `rows`, once it is done."""
-    return lambda: wait()[rows]
 
 
 @dataclass
