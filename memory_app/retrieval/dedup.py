@@ -11,6 +11,7 @@ and every member id is returned, so the agent loses nothing.
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -100,11 +101,20 @@ def _within_shown(proposals: list[list[int]], texts: Sequence[str], shown: int) 
     only add starts. So the `shown`-th of these sure starts bounds the last group that can be shown:
     no leader after it is. (Groups are ordered by their first row, so rows after it never come
     before the first `shown` groups either.)
+
+    Members are fact-checked in row order, and only until one lies past the bound the sure starts
+    found so far give: a later member can no longer be among the first `shown` starts.
     """
-    leaders = [proposal[0] for proposal in proposals]
-    apart = [i for p in proposals for i in p[1:] if not _keeps_facts(texts[p[0]], texts[i])]
-    sure = sorted(leaders + apart)
-    if shown < 1 or len(sure) <= shown:
+    if shown < 1:
+        return proposals
+    sure = sorted(proposal[0] for proposal in proposals)
+    members = sorted((index, proposal[0]) for proposal in proposals for index in proposal[1:])
+    for index, leader in members:
+        if len(sure) >= shown and index > sure[shown - 1]:
+            break
+        if not _keeps_facts(texts[leader], texts[index]):
+            bisect.insort(sure, index)
+    if len(sure) <= shown:
         return proposals
     last = sure[shown - 1]
     kept = [proposal for proposal in proposals if proposal[0] <= last]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.judge.base import JudgeItem, Judgement
 from memory_app.judge.offline import OfflineJudge
+from memory_app.retrieval import dedup as dedup_module
 from memory_app.retrieval.clustering import (
     NOISE,
     cluster_stats,
@@ -212,6 +213,36 @@ def test_collapse_bounded_to_the_shown_groups_gives_them_exactly_and_judges_less
     assert bounded_judge.pairs <= full_judge.pairs
     if shown < 10:
         assert bounded_judge.pairs < full_judge.pairs
+
+
+@pytest.mark.parametrize("shown", [1, 2, 3])
+def test_collapse_bounded_to_the_shown_groups_fact_checks_only_the_members_that_can_matter(
+    shown: int, monkeypatch: pytest.MonkeyPatch
+):
+    rng = np.random.default_rng(shown)
+    centres = rng.standard_normal((6, 16))
+    embeddings = np.stack([centres[i % 6] + 0.2 * rng.standard_normal(16) for i in range(60)])
+    embeddings = (embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)).astype(np.float32)
+    names = ["Kalomi", "Renatu", "Sadazu", "Homivo"]  # a member named otherwise can never join
+    texts = [f"{rng.choice(names)} mentioned that the user likes tea number {i % 6}." for i in range(60)]
+    checked: list[tuple[str, str]] = []
+    real = dedup_module.loses_facts
+
+    def counted(kept: str, other: str) -> bool:
+        checked.append((kept, other))
+        return real(kept, other)
+
+    monkeypatch.setattr(dedup_module, "loses_facts", counted)
+    clear_verdict_cache()
+    full = dedup_groups(texts, embeddings, threshold=0.6, judge=_ParityJudge(), min_confidence=0.9)
+    every_pair = len(checked)
+    clear_verdict_cache()
+    checked.clear()
+    bounded = dedup_groups(
+        texts, embeddings, threshold=0.6, judge=_ParityJudge(), min_confidence=0.9, shown=shown
+    )
+    assert [(g.members, g.text) for g in bounded[:shown]] == [(g.members, g.text) for g in full[:shown]]
+    assert len(checked) < every_pair
 
 
 def _leader_groups_by_definition(distances: np.ndarray, threshold: float) -> list[list[int]]:
