@@ -25,7 +25,9 @@ repository's server is), and one client here times both (bench/support/peer_scal
    over HTTP: per rep, a block of --block stores into that scope for each system (dedup, plain,
    mem0), then a block of searches (ours, ours with grouping off, mem0), the order rotating per
    rep, every text new. On the smallest size, the same stores into a new scope (one per block)
-   first. Over HTTP, also each server's bare liveness request (the floor of serving).
+   first. Over HTTP, also each server's bare liveness request (the floor of serving). In-process,
+   where the default search's time went (`search_phases_ms`, its `stats["phases_ms"]`) and the CPU
+   a search took in its own process and in PostgreSQL, ours and mem0's (`search_cpu_ms`), medians.
 
 Each latency figure is the block's p50 / p95 in ms, as min / median / max over --reps reps. The
 ratios (this service over mem0, medians of p50) are checked against docs/PERFORMANCE.md's targets:
@@ -203,11 +205,16 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
                     )
                 log(f"{rows:,} memories, {transport}")
                 peer_scale.SEARCH_PHASES.clear()
+                for blocks in peer_scale.SEARCH_CPU.values():
+                    blocks.clear()
                 measured[transport] = measure(tenant, mem0, texts, reps=reps, block=block, new_scope=False)
                 if transport == "in_process":
-                    # Where the default search's time went, warm-up included (stats["phases_ms"]).
+                    # Where the default search's time went, warm-up included (stats["phases_ms"]),
+                    # and the CPU it took (medians over the blocks).
                     phases = peer_scale.phase_medians(peer_scale.SEARCH_PHASES)
                     out.setdefault("search_phases_ms", {})[str(rows)] = phases
+                    cpu = {system: peer_scale.phase_medians(b) for system, b in peer_scale.SEARCH_CPU.items()}
+                    out.setdefault("search_cpu_ms", {})[str(rows)] = cpu
             out["by_size"][str(rows)] = measured
     finally:
         mem0.close()

@@ -199,6 +199,25 @@ def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicat
 
 # Each in-process default search's `stats["phases_ms"]` (where its time went), for scale_phase.
 SEARCH_PHASES: list[dict[str, float]] = []
+# Per block of in-process default searches ("ours") and mem0's: the CPU each search cost its own
+# process (every thread: the model's pass, BM25's) and PostgreSQL (every server process), in ms:
+# on two cores a search that needs more CPU than its time allows waits for a core, whichever
+# thread is on its path.
+SEARCH_CPU: dict[str, list[dict[str, float]]] = {"ours": [], "mem0": []}
+
+
+def postgres_cpu_seconds() -> float:
+    """User + system CPU of every process of this machine named postgres (Linux /proc)."""
+    ticks = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if not Path(f"/proc/{pid}/comm").read_text().startswith("postgres"):
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped: bool = True) -> list[float]:
@@ -207,6 +226,7 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
 
     options = None if grouped else SearchOptions(deduplicate=False)
     seconds = []
+    cpu, postgres = time.process_time(), postgres_cpu_seconds()
     for query in queries:
         t0 = time.perf_counter()
         result = memory_search(
@@ -215,7 +235,26 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
         seconds.append(time.perf_counter() - t0)
         if grouped:
             SEARCH_PHASES.append(result.stats["phases_ms"])
+    if grouped and queries:
+        _cpu_per_search("ours", time.process_time() - cpu, postgres, len(queries))
     return seconds
+
+
+def mem0_search(mem0: Mem0, queries: list[str], scope: str) -> list[float]:
+    postgres = postgres_cpu_seconds()
+    answer = mem0.call("search_each", queries=queries, user_id=scope, top_k=10)
+    if queries:
+        _cpu_per_search("mem0", answer["cpu"], postgres, len(queries))
+    return list(answer["seconds"])
+
+
+def _cpu_per_search(system: str, cpu: float, postgres_before: float, searches: int) -> None:
+    SEARCH_CPU[system].append(
+        {
+            "process": cpu * 1000 / searches,
+            "postgres": (postgres_cpu_seconds() - postgres_before) * 1000 / searches,
+        }
+    )
 
 
 def phase_medians(phases: list[dict[str, float]]) -> dict[str, float]:
@@ -237,9 +276,7 @@ def in_process_runners(tenant: Tenant, mem0: Mem0) -> dict[str, Runner]:
         "search ours plain": lambda queries, scope: search_one_by_one(
             tenant=tenant, queries=queries, scope=scope, grouped=False
         ),
-        "search mem0": lambda queries, scope: mem0.call(
-            "search_each", queries=queries, user_id=scope, top_k=10
-        )["seconds"],
+        "search mem0": lambda queries, scope: mem0_search(mem0, queries, scope),
     }
 
 
