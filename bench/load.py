@@ -50,7 +50,7 @@ from pathlib import Path
 
 import django
 import numpy as np
-from support import benchenv, load_data
+from support import benchenv, load_data, proc_cpu
 from support.benchdb import log, use_database
 from support.served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
 
@@ -129,25 +129,6 @@ def prepare(rows: int, users: int, cluster: list[citus_cluster.Node] | None = No
     return tenant, name
 
 
-def _proc_stats() -> list[tuple[int, int, int, float, float]]:
-    """(pid, parent, process group, own CPU seconds, CPU seconds of its reaped children) of every
-    process we can read."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # after "pid (comm)": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15)
-        own = (int(fields[11]) + int(fields[12])) / tick
-        reaped = (int(fields[13]) + int(fields[14])) / tick
-        out.append((int(entry.name), int(fields[1]), int(fields[2]), own, reaped))
-    return out
-
-
 def cpu_snapshot(server_pid: int, postmasters: list[int]) -> dict[str, float]:
     """CPU seconds used so far by gunicorn (its process group), PostgreSQL (the processes of the
     embedded server, or of every Citus node) and this client process.
@@ -156,43 +137,29 @@ def cpu_snapshot(server_pid: int, postmasters: list[int]) -> dict[str, float]:
     closed when its connection reached CONN_MAX_AGE, a parallel query worker, a recycled gunicorn
     worker. Their parent (the postmaster, gunicorn's arbiter) has reaped them, so its children's
     CPU (cutime + cstime) counts them."""
-    stats = _proc_stats()
+    stats = proc_cpu.proc_stats()
     snapshot = {
         "server": sum(cpu for _pid, _ppid, group, cpu, _reaped in stats if group == server_pid)
         + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid == server_pid),
         "client": time.process_time(),
     }
     if postmasters:
-        snapshot["database"] = sum(
-            cpu for pid, ppid, _group, cpu, _reaped in stats if pid in postmasters or ppid in postmasters
-        ) + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid in postmasters)
+        snapshot["database"] = proc_cpu.database_cpu(postmasters, stats)
     return snapshot
 
 
 def worker_start_cpu(server_pid: int) -> list[float]:
     """CPU seconds each gunicorn worker used before it answered (Django, torch, the model's
     warm-up): what every recycled worker costs again (GUNICORN_MAX_REQUESTS)."""
-    workers = [cpu for pid, ppid, _group, cpu, _reaped in _proc_stats() if ppid == server_pid]
+    workers = [cpu for pid, ppid, _group, cpu, _reaped in proc_cpu.proc_stats() if ppid == server_pid]
     return sorted(round(cpu, 2) for cpu in workers)
 
 
 def postmaster_pids(cluster: list[citus_cluster.Node] | None) -> list[int]:
     """The postmasters of the Citus nodes, or of the embedded server (none for another server)."""
-    from django.conf import settings
-
     if cluster:
-        directories = [node.data for node in cluster]
-    elif settings.DATABASE_URL:
-        return []
-    else:
-        directories = [Path(settings.EMBEDDED_PG_DIR)]
-    pids = []
-    for directory in directories:
-        try:
-            pids.append(int((directory / "postmaster.pid").read_text().split()[0]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return pids
+        return proc_cpu.postmaster_pids(node.data for node in cluster)
+    return proc_cpu.embedded_postmasters()
 
 
 def start_cluster() -> list[citus_cluster.Node]:

@@ -211,9 +211,9 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
                 if transport == "in_process":
                     # Where the default search's time went, warm-up included (stats["phases_ms"]),
                     # and the CPU it took (medians over the blocks).
-                    phases = peer_scale.phase_medians(peer_scale.SEARCH_PHASES)
+                    phases = peer_scale.medians_by_name(peer_scale.SEARCH_PHASES)
                     out.setdefault("search_phases_ms", {})[str(rows)] = phases
-                    cpu = {system: peer_scale.phase_medians(b) for system, b in peer_scale.SEARCH_CPU.items()}
+                    cpu = {name: peer_scale.medians_by_name(b) for name, b in peer_scale.SEARCH_CPU.items()}
                     out.setdefault("search_cpu_ms", {})[str(rows)] = cpu
             out["by_size"][str(rows)] = measured
     finally:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import load_data, peer_data
+from . import load_data, peer_data, proc_cpu
 from .benchdb import log, use_database
 from .benchenv import ROOT
 from .served import database_url, free_port, server_env, start_gunicorn, stop_server, wait_ready
@@ -200,24 +200,10 @@ def store_one_by_one(*, tenant: Tenant, texts: list[str], scope: str, deduplicat
 # Each in-process default search's `stats["phases_ms"]` (where its time went), for scale_phase.
 SEARCH_PHASES: list[dict[str, float]] = []
 # Per block of in-process default searches ("ours") and mem0's: the CPU each search cost its own
-# process (every thread: the model's pass, BM25's) and PostgreSQL (every server process), in ms:
+# process (every thread: the model's pass, BM25's) and the embedded PostgreSQL server, in ms:
 # on two cores a search that needs more CPU than its time allows waits for a core, whichever
 # thread is on its path.
 SEARCH_CPU: dict[str, list[dict[str, float]]] = {"ours": [], "mem0": []}
-
-
-def postgres_cpu_seconds() -> float:
-    """User + system CPU of every process of this machine named postgres (Linux /proc)."""
-    ticks = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if not Path(f"/proc/{pid}/comm").read_text().startswith("postgres"):
-                continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # the process ended meanwhile
-            continue
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped: bool = True) -> list[float]:
@@ -226,7 +212,7 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
 
     options = None if grouped else SearchOptions(deduplicate=False)
     seconds = []
-    cpu, postgres = time.process_time(), postgres_cpu_seconds()
+    cpu, postgres = time.process_time(), _postgres_cpu()
     for query in queries:
         t0 = time.perf_counter()
         result = memory_search(
@@ -241,26 +227,31 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
 
 
 def mem0_search(mem0: Mem0, queries: list[str], scope: str) -> list[float]:
-    postgres = postgres_cpu_seconds()
+    postgres = _postgres_cpu()
     answer = mem0.call("search_each", queries=queries, user_id=scope, top_k=10)
     if queries:
         _cpu_per_search("mem0", answer["cpu"], postgres, len(queries))
     return list(answer["seconds"])
 
 
+def _postgres_cpu() -> float:
+    return proc_cpu.database_cpu(proc_cpu.embedded_postmasters())
+
+
 def _cpu_per_search(system: str, cpu: float, postgres_before: float, searches: int) -> None:
     SEARCH_CPU[system].append(
         {
             "process": cpu * 1000 / searches,
-            "postgres": (postgres_cpu_seconds() - postgres_before) * 1000 / searches,
+            "postgres": (_postgres_cpu() - postgres_before) * 1000 / searches,
         }
     )
 
 
-def phase_medians(phases: list[dict[str, float]]) -> dict[str, float]:
-    """The median ms of each phase over `phases` (a phase a search skipped counts as 0)."""
-    names = list(dict.fromkeys(name for p in phases for name in p))
-    return {name: round(statistics.median(p.get(name, 0.0) for p in phases), 2) for name in names}
+def medians_by_name(figures: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each named figure over `figures` (phases ms, CPU ms; a name a dict lacks, a
+    phase a search skipped, counts as 0)."""
+    names = list(dict.fromkeys(name for f in figures for name in f))
+    return {name: round(statistics.median(f.get(name, 0.0) for f in figures), 2) for name in names}
 
 
 def in_process_runners(tenant: Tenant, mem0: Mem0) -> dict[str, Runner]:
