@@ -105,7 +105,8 @@ def embed_texts_begin(
     thread, so the caller can do other work (a search reads full text) before it asks the returned
     job for `vectors()`; `finish()` also writes the cache rows, and a caller inside a read-only
     transaction may call it after that transaction. Another provider answers before this returns.
-    `query`: a search's query, which waits for its vector (`cached_embed_begin`)."""
+    `query`: a search's query, which waits for its vector; a local model's is not looked up in the
+    cache (`cached_embed_begin`)."""
     return _HalfPrecision(_embed_texts_begin(texts, tenant=tenant, model=model, query=query))
 
 

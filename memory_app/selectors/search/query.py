@@ -109,10 +109,11 @@ class _Phases:
 
 
 class QueryEmbedding:
-    """The query's vector, started before it is needed: the embedding cache is read at once and the
-    local model runs on its batcher's thread while a hybrid search reads full text (BM25 needs no
-    vector). `get()` waits for it; None when the provider failed (search then runs on full text
-    only, never a 500). `finish()` writes its cache row: a caller holding a read transaction
+    """The query's vector, started before it is needed: the local model runs on its batcher's thread
+    while a hybrid search reads full text (BM25 needs no vector); a remote provider is looked up in
+    the embedding cache and called at once (`cached_embed_begin(query=True)`). `get()` waits for it;
+    None when the provider failed (search then runs on full text only, never a 500). `finish()`
+    records its statistics and a remote provider's cache row: a caller holding a read transaction
     (/context/all's parts) calls it after that transaction rather than inside it."""
 
     def __init__(self, query: str, tenant: Tenant) -> None:
@@ -413,7 +414,7 @@ def _gather_candidates(
         if mode == "hybrid":
             # BM25 needs no vector: it runs while the model computes the query's vector, on a
             # connection of its own where one is free, started first (in a 100 k scope it takes
-            # longer than the query's vector: it then waited for the embedding cache's lookup).
+            # longer than the query's vector, so it waits for nothing the embedding starts with).
             side = run_beside(
                 lambda: handoff.lexical(
                     lambda: _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts),
