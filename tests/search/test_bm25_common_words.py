@@ -5,6 +5,7 @@ same as before" means the formula itself, not the SQL that happens to compute it
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -128,6 +129,45 @@ def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_f
     for c in found:
         assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
     assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
+
+
+def _scoring_statements(tenant, query: str, k: int) -> tuple[list, list[str]]:  # type: ignore[no-untyped-def]
+    """bm25_candidates' result and the statements that scored rows (those reading `terms`)."""
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(
+            tenant=tenant, filters=FILTERS, query=query, k=k, k1=K1, b=B, weight_b=WEIGHT_B
+        )
+    return found, [q["sql"] for q in queries.captured_queries if "WITH terms AS" in q["sql"]]
+
+
+@pytest.mark.django_db
+def test_a_large_scope_scores_the_rows_below_the_bound_in_the_same_statement(capped, settings):
+    settings.SEARCH_BM25_TERM_CAP = 20
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    query = "does the user like the piano or the zeppelin"
+    found, statements = _scoring_statements(tenant, query, k=20)
+    reference = _reference(tenant, query)
+    assert len(statements) == 1
+    assert len(found) == 20  # about 12 rare rows, the rest from the rows holding only common words
+    for c in found:
+        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_rows_below_the_bound_are_not_read_when_the_rare_rows_reach_it(capped, settings):
+    settings.SEARCH_BM25_TERM_CAP = 20
+    tenant = TenantFactory()
+    zeppelin = _scope(tenant, 40)
+    found, [statement] = _scoring_statements(tenant, "does the user like the zeppelin", k=1)
+    assert [c.memory_id for c in found] == [zeppelin]
+    # The statement as it ran (its parameters bound in its text): its scan of the rows below the
+    # bound is planned but never started.
+    plan = [row[0] for row in fetch_all("EXPLAIN (ANALYZE, COSTS OFF) " + statement, [])]
+    start = next(i for i, line in enumerate(plan) if line.strip() == "CTE below")
+    below = list(itertools.takewhile(lambda line: line.startswith("    "), plan[start + 1 :]))
+    scans = [line for line in below if " on memory_app_memory " in line]
+    assert scans and all("never executed" in line for line in scans)
 
 
 @pytest.mark.django_db

@@ -27,7 +27,8 @@ Two plans, by the size of the scope:
   bound: filters such as topics narrow it further) runs the one statement; a larger one also
   scores k more rows holding the rarest common word and no rarer one (whichever the scan meets
   first: among rows that hold only common words BM25 has little to say, and the vector half of a
-  hybrid search ranks them).
+  hybrid search ranks them), in the same statement, which starts that scan only when the bound is
+  not reached (`_score_topped`).
   So the rows scored number at most (rare words x cap) + k, however common the words are.
 
 The scope statistics (row count, average length and the df of common words) of a scope up to
@@ -84,7 +85,7 @@ class ScopeStats:
 _STATS: dict[str, ScopeStats] = {}  # scope key -> statistics
 Row = tuple[Any, ...]
 
-# Both statements score the rows of `matched` (id, sv, dl) the same way: each query lexeme's
+# Every statement scores its matched rows (id, sv, dl) the same way: each query lexeme's
 # weighted occurrences per row, a B (context) occurrence counting `weight_b` (its parameter) of an A one.
 # Each row's tsvector is first cut down to the query's lexemes, with their positions and weights:
 # deleting the lexemes that remain once the query's are deleted. Unnesting whole tsvectors (each
@@ -92,16 +93,35 @@ Row = tuple[Any, ...]
 # 985 matched rows at 10 k; the cut costs 3 ms, and the rows it yields are the same. A lexeme
 # appears once in a tsvector, so each (row, lexeme) is one row of the cut: its weighted count is
 # read off its weights array, with no unnest of the weights and no grouping (sorting 5,700 such
-# rows to group them was a tenth of the statement at 100 k).
-_TERM_FREQUENCIES = """tf AS (
-            SELECT x.id, u.lexeme, x.dl,
-                   (cardinality(u.weights) - nb)::float8 + nb * %s::float8 AS tf
-            FROM matched x
-            CROSS JOIN terms
-            CROSS JOIN LATERAL unnest(
-                ts_delete(x.sv, tsvector_to_array(ts_delete(x.sv, terms.lexemes)))
-            ) u
-            CROSS JOIN LATERAL cardinality(array_positions(u.weights, 'B')) nb
+# rows to group them was a tenth of the statement at 100 k). The cut is unnested in the select
+# list rather than in a LATERAL join, which builds a tuplestore per row: 1.05 rather than 1.25 ms
+# for 425 rows of the 100 k peer scope.
+_TERM_FREQUENCIES_OF = """{tf} AS (
+            SELECT p.id, (p.u).lexeme, p.dl,
+                   (cardinality((p.u).weights) - cardinality(array_positions((p.u).weights, 'B')))::float8
+                   + cardinality(array_positions((p.u).weights, 'B')) * %s::float8 AS tf
+            FROM (
+                SELECT x.id, x.dl,
+                       unnest(ts_delete(x.sv, tsvector_to_array(ts_delete(x.sv, terms.lexemes)))) AS u
+                FROM {matched} x CROSS JOIN terms
+            ) p
+        )"""
+_TERM_FREQUENCIES = _TERM_FREQUENCIES_OF.format(tf="tf", matched="matched") + ","
+# A row's BM25 over its rows of `tf` (joined to `df`); parameters n, k1, k1, b, b, avgdl.
+_ROW_SCORE = """sum(ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
+                   * {tf}.tf * (%s + 1) / ({tf}.tf + %s * (1 - %s + %s * {tf}.dl / %s)))"""
+# The scored rows' dfs: counted in `tf` for the words that selected them, given for the others
+# (parameters: the given words twice, then their dfs).
+_GIVEN_AND_COUNTED_DFS = """df AS (
+            SELECT lexeme, count(*)::float8 AS df FROM tf
+            WHERE tf > 0 AND lexeme <> ALL(%s::text[]) GROUP BY lexeme
+            UNION ALL
+            SELECT * FROM unnest(%s::text[], %s::float8[])
+        )"""
+_MATCH_COLUMNS = "m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl"
+# The query's lexemes (parameter: the query), which every scoring statement opens with.
+_TERMS = """WITH terms AS MATERIALIZED (
+            SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
         ),"""
 
 _COMPUTED_STATS = """
@@ -188,9 +208,7 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
     else:
         stats_sql, stats_params = _GIVEN_STATS, [cached.n, cached.avgdl]
     sql = f"""
-        WITH terms AS MATERIALIZED (
-            SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
-        ),
+        {_TERMS}
         q AS MATERIALIZED (
             SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query
         ),
@@ -236,27 +254,16 @@ def _capped(q: _Bm25, *, query: str, key: str, cap: int, cached: ScopeStats | No
     scoring_only = {**{t: stats.dfs[t] for t in common}, **{t: rarer[t] for t in demoted}}
     # rarest first: the word whose rows a bounded share is taken from below
     common_dfs = {t: scoring_only[t] for t in sorted(scoring_only, key=lambda t: (scoring_only[t], t))}
-    rows = _score(q, query=query, stats=stats, common_dfs=common_dfs, select=selecting, quoted=quoted)
+    words = _Words(stats, common_dfs, selecting, quoted)
     bound = common_only_bound(n=stats.n, common_dfs=list(common_dfs.values()), k1=q.k1)
+    if stats.n > search_config().exact_max_rows:
+        # Rows holding none of the selecting words could still rank: where the bound is not
+        # reached, a bounded share of them is scored too, in the same statement.
+        return _score_topped(q, query=query, words=words, bound=bound)
+    rows = _score(q, query=query, words=words) if selecting else []
     if top_is_exact([float(r[1]) for r in rows], k=q.k, bound=bound):
         return rows
-    if stats.n <= search_config().exact_max_rows:
-        return _whole_match(q, query=query, key=key, cached=None)
-    # Rows holding none of the selecting words could still rank: score a bounded share of them
-    # too. Their scores depend only on the other words' dfs, and the rows above keep theirs (no
-    # selecting word's df changes), so the extra rows are scored alone and merged in the
-    # statement's own order.
-    extra = _score(
-        q,
-        query=query,
-        stats=stats,
-        common_dfs=common_dfs,
-        select=[],
-        exclude=selecting,
-        quoted=quoted,
-        extra=(next(iter(common_dfs)), q.k),
-    )
-    return sorted([*rows, *extra], key=lambda row: (-float(row[1]), row[0]))[: q.k]
+    return _whole_match(q, query=query, key=key, cached=None)
 
 
 def _table_estimate(lexeme: str, *, cap: int) -> float:
@@ -406,76 +413,99 @@ def _read_sample(q: _Bm25, tsqueries: list[str]) -> tuple[float, float, list[flo
     return float(row[0]), float(row[1]), [float(v) for v in row[2:]]
 
 
-def _score(
-    q: _Bm25,
-    *,
-    query: str,
-    stats: ScopeStats,
-    common_dfs: dict[str, float],
-    select: list[str],
-    quoted: dict[str, str],
-    exclude: list[str] | None = None,
-    extra: tuple[str, int] | None = None,
-) -> list[Row]:
-    """The k best rows holding a `select` word, scored on every query word: the select words' dfs
-    from those rows (every row holding one is there), the common words' from `common_dfs`.
-    `extra` = (common word, n): also score at most n rows holding it and no word of `exclude`
-    (by default the select words)."""
-    parts, match_params = [], []
-    select_query = " | ".join(quoted[t] for t in select)
-    excluded = select if exclude is None else exclude
-    exclude_query = " | ".join(quoted[t] for t in excluded)
-    columns = "m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl"
-    if select:
-        parts.append(
-            f"SELECT {columns} FROM {MEMORY_TABLE} m WHERE m.search_vector @@ %s::tsquery AND {q.where}"
-        )
-        match_params += [select_query, *q.params]
-    if extra is not None:
-        word, limit = extra
-        without = "NOT (m.search_vector @@ %s::tsquery) AND " if excluded else ""
-        parts.append(
-            f"SELECT * FROM (SELECT {columns} FROM {MEMORY_TABLE} m "
-            f"WHERE {without}m.search_vector @@ %s::tsquery AND {q.where} LIMIT %s) e"
-        )
-        match_params += [*([exclude_query] if excluded else []), quoted[word], *q.params, limit]
-    if not parts:
-        return []
-    common = list(common_dfs)
-    sql = f"""
-        WITH terms AS MATERIALIZED (
-            SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes
+@dataclass(frozen=True)
+class _Words:
+    """How a large scope's query words score: the scope's statistics, the dfs given for the words
+    that select no rows (rarest first), the words that do, and each lexeme's tsquery text."""
+
+    stats: ScopeStats
+    given_dfs: dict[str, float]
+    select: list[str]
+    quoted: dict[str, str]
+
+    def select_query(self) -> str:
+        return " | ".join(self.quoted[t] for t in self.select)
+
+    def dfs_args(self) -> list[Any]:
+        given = list(self.given_dfs)
+        return [given, given, [self.given_dfs[t] for t in given]]
+
+    def score_args(self, q: _Bm25) -> list[Any]:
+        return [self.stats.n, q.k1, q.k1, q.b, q.b, self.stats.avgdl]
+
+
+def _selected_sql(q: _Bm25, words: _Words) -> str:
+    """`matched`, `tf`, `df` and `top`: the k best rows holding a selecting word (none without
+    one), scored on every query word: the selecting words' dfs counted in those rows (every row
+    holding one is there), the other words' given. Parameters: `_selected_args`."""
+    holding = "m.search_vector @@ %s::tsquery" if words.select else "false"
+    return f"""{_TERMS}
+        matched AS MATERIALIZED (
+            SELECT {_MATCH_COLUMNS} FROM {MEMORY_TABLE} m WHERE {holding} AND {q.where}
         ),
-        matched AS MATERIALIZED ({" UNION ALL ".join(parts)}),
         {_TERM_FREQUENCIES}
-        df AS (
-            SELECT lexeme, count(*)::float8 AS df FROM tf
-            WHERE tf > 0 AND lexeme <> ALL(%s::text[]) GROUP BY lexeme
-            UNION ALL
-            SELECT * FROM unnest(%s::text[], %s::float8[])
-        )
-        SELECT tf.id,
-               sum(ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
-                   * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score
-        FROM tf JOIN df USING (lexeme)
-        WHERE tf.tf > 0
-        GROUP BY tf.id
-        ORDER BY score DESC, tf.id
+        {_GIVEN_AND_COUNTED_DFS},
+        top AS MATERIALIZED (
+            SELECT tf.id, {_ROW_SCORE.format(tf="tf")} AS score
+            FROM tf JOIN df USING (lexeme)
+            WHERE tf.tf > 0
+            GROUP BY tf.id
+            ORDER BY score DESC, tf.id
+            LIMIT %s
+        )"""
+
+
+def _selected_args(q: _Bm25, words: _Words, *, query: str) -> list[Any]:
+    holding = [words.select_query()] if words.select else []
+    return [query, *holding, *q.params, q.weight_b, *words.dfs_args(), *words.score_args(q), q.k]
+
+
+def _score(q: _Bm25, *, query: str, words: _Words) -> list[Row]:
+    """The k best rows holding a selecting word, best first."""
+    sql = f"{_selected_sql(q, words)}\n        SELECT id, score FROM top ORDER BY score DESC, id"
+    return fetch_all(sql, _selected_args(q, words, query=query))
+
+
+def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[Row]:
+    """The k best rows of the scope, in one statement: those holding a selecting word, as `_score`
+    scores them, and, only when the k-th of them scores below `bound` (or there are fewer than k),
+    also at most k rows holding the rarest of the other words and no selecting word (whichever the
+    scan meets first).
+
+    The second scan runs in most searches of a large scope (the bound is loose), and as a
+    statement of its own it cost a round trip, a plan and a parse of k rows (about 1 ms of a
+    100 k search). The rows it adds hold no selecting word, so they change no df counted in the
+    first rows; they score below `bound`, so where the first rows reach it they could not have
+    entered the top k anyway."""
+    without = "NOT (m.search_vector @@ %s::tsquery) AND " if words.select else ""
+    sql = f"""{_selected_sql(q, words)},
+        below AS MATERIALIZED (
+            SELECT {_MATCH_COLUMNS} FROM {MEMORY_TABLE} m
+            WHERE (SELECT count(*) < %s OR min(score) < %s FROM top)
+              AND {without}m.search_vector @@ %s::tsquery AND {q.where}
+            LIMIT %s
+        ),
+        {_TERM_FREQUENCIES_OF.format(tf="below_tf", matched="below")}
+        SELECT id, score FROM top
+        UNION ALL
+        SELECT below_tf.id, {_ROW_SCORE.format(tf="below_tf")}
+        FROM below_tf JOIN df USING (lexeme)
+        WHERE below_tf.tf > 0
+        GROUP BY below_tf.id
+        ORDER BY 2 DESC, 1
         LIMIT %s
     """
+    rarest = words.quoted[next(iter(words.given_dfs))]
     args = [
-        query,
-        *match_params,
+        *_selected_args(q, words, query=query),
+        q.k,
+        bound,
+        *([words.select_query()] if words.select else []),
+        rarest,
+        *q.params,
+        q.k,
         q.weight_b,
-        common,
-        common,
-        [common_dfs[t] for t in common],
-        stats.n,
-        q.k1,
-        q.k1,
-        q.b,
-        q.b,
-        stats.avgdl,
+        *words.score_args(q),
         q.k,
     ]
     return fetch_all(sql, args)
