@@ -19,7 +19,6 @@ query's sentence are its relevant rows. Per budget, over the same queries:
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import time
 from typing import Any
@@ -80,7 +79,7 @@ def measure(*, rows: int, count: int, budgets: list[int]) -> dict[str, Any]:
     full = {q: full_bm25(tenant, filters, q, weights) for q in queries}
     # Each query embedded once, so every budget's searches cost the same but for BM25.
     vectors = {q: query_embedding_of(q, tenant) for q in queries}
-    relevant = {q: relevant_rows(tenant, q) for q in queries}
+    relevant = {q: peer_data.stating_rows(tenant.pk, q) for q in queries}
     # One pass of every search first: the judge's per-text readings (cached per process) are then
     # warm for every budget alike, not only for the budgets measured after the first.
     for query in queries:
@@ -142,19 +141,6 @@ def within_ties(ids: list[int], full: dict[int, float], k: int) -> list[float]:
         return []
     bar = ranked[k - 1] - 1e-9
     return [sum(1 for i in ids[:k] if full.get(i, float("-inf")) >= bar) / k]
-
-
-def relevant_rows(tenant: Any, query: str) -> set[int]:
-    """The scope's rows stating the query's sentence (under any name)."""
-    from memory_app.db import fetch_all
-
-    sentence = re.sub(r" \([^)]*\)$", "", query)
-    escaped = sentence.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    found = fetch_all(
-        "SELECT id FROM memory_app_memory WHERE tenant_id = %s AND text LIKE %s",
-        [tenant.pk, f"% mentioned that {escaped}."],
-    )
-    return {row[0] for row in found}
 
 
 if __name__ == "__main__":

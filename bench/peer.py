@@ -27,7 +27,9 @@ repository's server is), and one client here times both (bench/support/peer_scal
    rep, every text new. On the smallest size, the same stores into a new scope (one per block)
    first. Over HTTP, also each server's bare liveness request (the floor of serving). In-process,
    where the default search's time went (`search_phases_ms`, its `stats["phases_ms"]`) and the CPU
-   a search took in its own process and in PostgreSQL, ours and mem0's (`search_cpu_ms`), medians.
+   a search took in its own process and in PostgreSQL, ours and mem0's (`search_cpu_ms`), medians;
+   then RECALL_QUERIES more queries, untimed, answered by both: recall@10 of the rows stating the
+   query's sentence (`search_recall_at_10`; the speed target holds with recall at least as high).
 
 Each latency figure is the block's p50 / p95 in ms, as min / median / max over --reps reps. The
 ratios (this service over mem0, medians of p50) are checked against docs/PERFORMANCE.md's targets:
@@ -62,6 +64,8 @@ BATCH = 100
 # docs/PERFORMANCE.md: this service's median p50 over mem0's, at most; recall@10, at least.
 TARGETS = {"dedup": 1.5, "plain": 1.0, "search": 1.0, "search plain": 1.0}
 RECALL_TARGET = 1.3
+# Queries each system answers, untimed, per size: the recall beside the search speed.
+RECALL_QUERIES = 100
 
 if TYPE_CHECKING:
     from memory_app.models import Tenant
@@ -189,7 +193,7 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
     """2. Stores and searches in a scope of each size, in-process then over HTTP."""
     corpus = peer_data.corpus(max(sizes), log=log)
     # Per size and transport: warm-up (3 per runner) and reps x block per system, new scope twice.
-    per_run = (3 + reps * block) * 3 * 2 * (len(sizes) + 1)
+    per_run = (3 + reps * block) * 3 * 2 * (len(sizes) + 1) + RECALL_QUERIES * len(sizes)
     texts = peer_scale.texts(after=max(sizes), count=per_run)
     mem0 = Mem0(f"memory_bench_peer_mem0_{sizes[0]}")
     out: dict[str, Any] = {"sizes": sizes, "by_size": {}}
@@ -215,6 +219,10 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
                     out.setdefault("search_phases_ms", {})[str(rows)] = phases
                     cpu = {name: peer_scale.medians_by_name(b) for name, b in peer_scale.SEARCH_CPU.items()}
                     out.setdefault("search_cpu_ms", {})[str(rows)] = cpu
+                    # The speed target holds "with recall@10 at least as high": both on the same queries.
+                    out.setdefault("search_recall_at_10", {})[str(rows)] = peer_scale.same_sentence_recall(
+                        tenant=tenant, mem0=mem0, queries=texts.take("search", RECALL_QUERIES)
+                    )
             out["by_size"][str(rows)] = measured
     finally:
         mem0.close()
@@ -248,6 +256,9 @@ def ratios(locomo: dict[str, Any], scale: dict[str, Any]) -> dict[str, Any]:
     for rows, measured in scale["by_size"].items():
         for transport, figures in measured.items():
             out[f"{rows} {transport}"] = row(figures)
+    for rows, found in scale.get("search_recall_at_10", {}).items():
+        met = found["ours"] is not None and found["mem0"] is not None and found["ours"] >= found["mem0"]
+        out[f"{rows} search recall@10"] = {**found, "met": met}
     return out
 
 

@@ -94,15 +94,17 @@ def add_batch(command: dict) -> dict:
 
 
 def search_each(command: dict) -> dict:
-    """One `search` per query, each timed; `cpu`: this process's CPU seconds for them all."""
-    seconds, found = [], []
+    """One `search` per query, each timed; `found` and `texts`: each search's hits (ids, texts);
+    `cpu`: this process's CPU seconds for them all."""
+    seconds, found, texts = [], [], []
     cpu = time.process_time()
     for query in command["queries"]:
         t0 = time.perf_counter()
         result = memory.search(query, filters={"user_id": command["user_id"]}, top_k=command["top_k"])
         seconds.append(time.perf_counter() - t0)
         found.append([hit["id"] for hit in result["results"]])
-    return {"seconds": seconds, "found": found, "cpu": time.process_time() - cpu}
+        texts.append([hit["memory"] for hit in result["results"]])
+    return {"seconds": seconds, "found": found, "texts": texts, "cpu": time.process_time() - cpu}
 
 
 def _connect(command: dict):

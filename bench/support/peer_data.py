@@ -12,6 +12,7 @@ the measurement come from the same source after the corpus, so none is a corpus 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,6 +120,29 @@ def incoming(stores: int, queries: int, *, after: int) -> tuple[list[str], list[
     source = TextSource(seed=34)
     _texts(((after + CHUNK - 1) // CHUNK) * CHUNK, source)
     return _texts(stores, source), [source.next(QUERY_TEMPLATE) for _ in range(queries)]
+
+
+def query_sentence(query: str) -> str:
+    """The sentence a query (QUERY_TEMPLATE) asks about, without its name."""
+    return re.sub(r" \([^)]*\)$", "", query)
+
+
+def states(text: str, query: str) -> bool:
+    """Whether a stored text (STORE_TEMPLATE) states the query's sentence, under any name: the
+    corpus repeats each sentence under many names, so those rows are the query's relevant rows."""
+    return text.endswith(f" mentioned that {query_sentence(query)}.")
+
+
+def stating_rows(tenant_id: int, query: str) -> set[int]:
+    """This service's rows of the tenant stating the query's sentence (under any name)."""
+    from memory_app.db import fetch_all
+
+    escaped = query_sentence(query).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    found = fetch_all(
+        "SELECT id FROM memory_app_memory WHERE tenant_id = %s AND text LIKE %s",
+        [tenant_id, f"% mentioned that {escaped}."],
+    )
+    return {row[0] for row in found}
 
 
 def loaded(cursor, rows: int) -> int | None:  # type: ignore[no-untyped-def]

@@ -226,6 +226,29 @@ def search_one_by_one(*, tenant: Tenant, queries: list[str], scope: str, grouped
     return seconds
 
 
+def same_sentence_recall(*, tenant: Tenant, mem0: Mem0, queries: list[str]) -> dict[str, Any]:
+    """Each system's recall@10 on the same queries in SCOPE, untimed: the share of the scope's rows
+    stating the query's sentence (at most 10 needed; `peer_data.states`) among the texts of its top
+    10 (this service's default search: an entry's text is its best member's own)."""
+    from memory_app.selectors.search.query import SearchFilters, memory_search
+
+    ours: list[float] = []
+    theirs: list[float] = []
+    found = mem0.call("search_each", queries=queries, user_id=SCOPE, top_k=10)["texts"]
+    for query, mem0_texts in zip(queries, found, strict=True):
+        relevant = len(peer_data.stating_rows(tenant.pk, query))
+        if not relevant:
+            continue
+        hits = memory_search(tenant=tenant, query=query, filters=SearchFilters(user_id=SCOPE), limit=10).hits
+        for texts, tally in (([hit.text for hit in hits], ours), (mem0_texts, theirs)):
+            tally.append(min(sum(peer_data.states(t, query) for t in texts[:10]) / min(10, relevant), 1.0))
+    return {
+        "ours": round(statistics.mean(ours), 3) if ours else None,
+        "mem0": round(statistics.mean(theirs), 3) if theirs else None,
+        "queries": len(ours),
+    }
+
+
 def mem0_search(mem0: Mem0, queries: list[str], scope: str) -> list[float]:
     postgres = _postgres_cpu()
     answer = mem0.call("search_each", queries=queries, user_id=scope, top_k=10)
