@@ -474,9 +474,9 @@ def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[
 
     The second scan runs in most searches of a large scope (the bound is loose), and as a
     statement of its own it cost a round trip, a plan and a parse of k rows (0.7 ms of PostgreSQL's
-    CPU a search in the 100 k peer scope). The rows it adds hold no selecting word, so they change no df counted in the
-    first rows; they score below `bound`, so where the first rows reach it they could not have
-    entered the top k anyway."""
+    CPU a search in the 100 k peer scope). The rows it adds hold no selecting word, so they change
+    no df counted in the first rows; they score below `bound`, so where the first rows reach it
+    they could not have entered the top k anyway."""
     without = "NOT (m.search_vector @@ %s::tsquery) AND " if words.select else ""
     sql = f"""{_selected_sql(q, words)},
         below AS MATERIALIZED (
