@@ -107,9 +107,16 @@ _TERM_FREQUENCIES_OF = """{tf} AS (
             ) p
         )"""
 _TERM_FREQUENCIES = _TERM_FREQUENCIES_OF.format(tf="tf", matched="matched") + ","
-# A row's BM25 over its rows of `tf` (joined to `df`); parameters n, k1, k1, b, b, avgdl.
-_ROW_SCORE = """sum(ln(1 + (%s - df.df + 0.5) / (df.df + 0.5))
-                   * {tf}.tf * (%s + 1) / ({tf}.tf + %s * (1 - %s + %s * {tf}.dl / %s)))"""
+# A row's BM25 over its rows of `tf` (joined to `df`), with the scope's row count `n` and average
+# length `avgdl`: parameters n, k1, k1, b, b, avgdl (n and avgdl columns instead where named).
+_ROW_SCORE = """sum(ln(1 + ({n} - df.df + 0.5) / (df.df + 0.5))
+                   * {tf}.tf * (%s + 1) / ({tf}.tf + %s * (1 - %s + %s * {tf}.dl / {avgdl})))"""
+
+
+def _row_score(tf: str, *, n: str = "%s", avgdl: str = "%s") -> str:
+    return _ROW_SCORE.format(tf=tf, n=n, avgdl=avgdl)
+
+
 # The scored rows' dfs: counted in `tf` for the words that selected them, given for the others
 # (parameters: the given words twice, then their dfs).
 _GIVEN_AND_COUNTED_DFS = """df AS (
@@ -213,16 +220,13 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
             SELECT replace(plainto_tsquery('english', %s)::text, ' & ', ' | ')::tsquery AS query
         ),
         matched AS MATERIALIZED (
-            SELECT m.id, m.search_vector AS sv, length(m.search_vector)::float8 AS dl FROM {MEMORY_TABLE} m, q
+            SELECT {_MATCH_COLUMNS} FROM {MEMORY_TABLE} m, q
             WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {q.where}
         ),
         {stats_sql}
         {_TERM_FREQUENCIES}
         df AS (SELECT lexeme, count(*)::float8 AS df FROM tf WHERE tf > 0 GROUP BY lexeme)
-        SELECT tf.id,
-               sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-                   * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / s.avgdl))) AS score,
-               s.n, s.avgdl
+        SELECT tf.id, {_row_score("tf", n="s.n", avgdl="s.avgdl")} AS score, s.n, s.avgdl
         FROM tf JOIN df USING (lexeme) CROSS JOIN stats s
         WHERE tf.tf > 0
         GROUP BY tf.id, s.n, s.avgdl
@@ -423,8 +427,9 @@ class _Words:
     select: list[str]
     quoted: dict[str, str]
 
-    def select_query(self) -> str:
-        return " | ".join(self.quoted[t] for t in self.select)
+    def select_args(self) -> list[str]:
+        """The selecting words' tsquery, for a statement that names it (none without them)."""
+        return [" | ".join(self.quoted[t] for t in self.select)] if self.select else []
 
     def dfs_args(self) -> list[Any]:
         given = list(self.given_dfs)
@@ -446,7 +451,7 @@ def _selected_sql(q: _Bm25, words: _Words) -> str:
         {_TERM_FREQUENCIES}
         {_GIVEN_AND_COUNTED_DFS},
         top AS MATERIALIZED (
-            SELECT tf.id, {_ROW_SCORE.format(tf="tf")} AS score
+            SELECT tf.id, {_row_score("tf")} AS score
             FROM tf JOIN df USING (lexeme)
             WHERE tf.tf > 0
             GROUP BY tf.id
@@ -456,8 +461,7 @@ def _selected_sql(q: _Bm25, words: _Words) -> str:
 
 
 def _selected_args(q: _Bm25, words: _Words, *, query: str) -> list[Any]:
-    holding = [words.select_query()] if words.select else []
-    return [query, *holding, *q.params, q.weight_b, *words.dfs_args(), *words.score_args(q), q.k]
+    return [query, *words.select_args(), *q.params, q.weight_b, *words.dfs_args(), *words.score_args(q), q.k]
 
 
 def _score(q: _Bm25, *, query: str, words: _Words) -> list[Row]:
@@ -488,7 +492,7 @@ def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[
         {_TERM_FREQUENCIES_OF.format(tf="below_tf", matched="below")}
         SELECT id, score FROM top
         UNION ALL
-        SELECT below_tf.id, {_ROW_SCORE.format(tf="below_tf")}
+        SELECT below_tf.id, {_row_score("below_tf")}
         FROM below_tf JOIN df USING (lexeme)
         WHERE below_tf.tf > 0
         GROUP BY below_tf.id
@@ -500,7 +504,7 @@ def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[
         *_selected_args(q, words, query=query),
         q.k,
         bound,
-        *([words.select_query()] if words.select else []),
+        *words.select_args(),
         rarest,
         *q.params,
         q.k,
