@@ -105,6 +105,15 @@ def test_when_every_word_is_common_a_bounded_share_of_the_rows_is_scored_exactly
         assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
 
 
+def _scoring_statements(tenant, query: str, k: int) -> tuple[list, list[str]]:  # type: ignore[no-untyped-def]
+    """bm25_candidates' result and the statements that scored rows (those reading `terms`)."""
+    with CaptureQueriesContext(connection) as queries:
+        found = bm25_candidates(
+            tenant=tenant, filters=FILTERS, query=query, k=k, k1=K1, b=B, weight_b=WEIGHT_B
+        )
+    return found, [q["sql"] for q in queries.captured_queries if "WITH terms AS" in q["sql"]]
+
+
 @pytest.mark.django_db
 def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_fill_the_rest(
     capped, settings
@@ -113,9 +122,10 @@ def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_f
     tenant = TenantFactory()
     _scope(tenant, 40)
     query = "does the user like the piano or the zeppelin"
-    found, whole = _search(tenant, query, k=20)
+    found, statements = _scoring_statements(tenant, query, k=20)
     reference = _reference(tenant, query)
-    assert not whole
+    assert not any(WHOLE_MATCH in sql for sql in statements)
+    assert len(statements) == 1  # the rows below the bound are scored in the same statement
     piano_or_zeppelin = {
         r[0]
         for r in fetch_all(
@@ -129,29 +139,6 @@ def test_rows_a_rare_word_selects_keep_their_exact_scores_and_common_only_rows_f
     for c in found:
         assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
     assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
-
-
-def _scoring_statements(tenant, query: str, k: int) -> tuple[list, list[str]]:  # type: ignore[no-untyped-def]
-    """bm25_candidates' result and the statements that scored rows (those reading `terms`)."""
-    with CaptureQueriesContext(connection) as queries:
-        found = bm25_candidates(
-            tenant=tenant, filters=FILTERS, query=query, k=k, k1=K1, b=B, weight_b=WEIGHT_B
-        )
-    return found, [q["sql"] for q in queries.captured_queries if "WITH terms AS" in q["sql"]]
-
-
-@pytest.mark.django_db
-def test_a_large_scope_scores_the_rows_below_the_bound_in_the_same_statement(capped, settings):
-    settings.SEARCH_BM25_TERM_CAP = 20
-    tenant = TenantFactory()
-    _scope(tenant, 40)
-    query = "does the user like the piano or the zeppelin"
-    found, statements = _scoring_statements(tenant, query, k=20)
-    reference = _reference(tenant, query)
-    assert len(statements) == 1
-    assert len(found) == 20  # about 12 rare rows, the rest from the rows holding only common words
-    for c in found:
-        assert c.score == pytest.approx(reference[c.memory_id], rel=1e-9)
 
 
 @pytest.mark.django_db
