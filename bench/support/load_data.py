@@ -26,8 +26,8 @@ from .tokens_data import copy_tokens
 
 # 2: token rows (bench/support/tokens_data.py); 3: fillfactor 70 (migration 0012); 4: int8 token rows
 # 5: fillfactor 75 (migration 0019); 6: the memory vectors as halfvec (migration 0020); 7: fillfactor
-# 80 (migration 0021)
-DATA_VERSION = 7
+# 80 (migration 0021); 8: token rows with the fact reading (migration 0022)
+DATA_VERSION = 8
 TENANT_SLUG = "bench-load"
 STSB = Path(__file__).resolve().parents[3] / "shared" / "data" / "stsbenchmark_test.tsv"
 

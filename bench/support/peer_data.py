@@ -26,6 +26,9 @@ from .load_data import TextSource
 CHUNK = 2000
 # Bump when the texts or the stored token form change: the cached chunks are then recomputed.
 VERSION = 1
+# Bump when the rows loaded from the corpus change form (3: token rows with the fact reading):
+# the databases are then loaded again, from the same cached chunks.
+LOAD_VERSION = 3
 STORE_TEMPLATE = "{name} mentioned that {sentence}."
 QUERY_TEMPLATE = "{sentence} ({name})"
 
@@ -146,13 +149,20 @@ def stating_rows(tenant_id: int, query: str) -> set[int]:
 
 
 def loaded(cursor, rows: int) -> int | None:  # type: ignore[no-untyped-def]
-    """The highest preloaded id when this database holds `rows` of this VERSION, else None."""
+    """The highest preloaded id when this database holds `rows` of this VERSION and LOAD_VERSION,
+    else None."""
     cursor.execute("SELECT to_regclass('bench_peer_meta') IS NOT NULL")
     if not cursor.fetchone()[0]:
         return None
-    cursor.execute("SELECT max_id FROM bench_peer_meta WHERE version = %s AND rows = %s", [VERSION, rows])
+    cursor.execute(
+        "SELECT max_id FROM bench_peer_meta WHERE version = %s AND rows = %s", [_loaded_form(), rows]
+    )
     row = cursor.fetchone()
     return int(row[0]) if row else None
+
+
+def _loaded_form() -> int:
+    return VERSION * 100 + LOAD_VERSION
 
 
 def load_ours(chosen: Corpus, *, tenant_id: int, user_id: str, log: Callable[[str], None]) -> None:
@@ -164,6 +174,7 @@ def load_ours(chosen: Corpus, *, tenant_id: int, user_id: str, log: Callable[[st
     from django.db import connection
     from pgvector.psycopg import register_vector
 
+    from memory_app.judge.facts import reading_encode
     from memory_app.judge.signals.alignment import text_digest
     from memory_app.text import normalized_hash
 
@@ -197,16 +208,21 @@ def load_ours(chosen: Corpus, *, tenant_id: int, user_id: str, log: Callable[[st
         cur.execute("SELECT id, text FROM memory_app_memory WHERE tenant_id = %s", [tenant_id])
         rows = cur.fetchall()
         with cur.copy(
-            "COPY memory_app_memorytokens (memory_id, tenant_id, text_digest, words, vectors) FROM STDIN"
+            "COPY memory_app_memorytokens (memory_id, tenant_id, text_digest, words, vectors, fact_reading) "
+            "FROM STDIN"
         ) as copy:
             for memory_id, text in rows:
                 i = position[text]
                 copy.write_row(
-                    (memory_id, tenant_id, text_digest(text), chosen.token_words[i], chosen.token_bytes[i])
-                )
+                    (
+                        memory_id, tenant_id, text_digest(text), chosen.token_words[i],
+                        chosen.token_bytes[i], reading_encode(text),
+                    )
+                )  # fmt: skip
         cur.execute("CREATE TABLE bench_peer_meta (version integer, rows integer, max_id bigint)")
         cur.execute(
-            "INSERT INTO bench_peer_meta SELECT %s, %s, max(id) FROM memory_app_memory", [VERSION, len(rows)]
+            "INSERT INTO bench_peer_meta SELECT %s, %s, max(id) FROM memory_app_memory",
+            [_loaded_form(), len(rows)],
         )
     raw.commit()
     with raw.cursor() as cur:

@@ -33,7 +33,8 @@ SEED = 11
 # The synthetic texts have no apostrophes: their rows, and the search and load tables, still fit.
 # 8: token rows in the int8 form (alignment.tokens_bytes). 9: fillfactor 75 (migration 0019).
 # 10: the memory vectors as halfvec (migration 0020). 11: fillfactor 80 (migration 0021).
-DATA_VERSION = 11
+# 12: token rows with the fact reading (migration 0022).
+DATA_VERSION = 12
 MODEL = "all-MiniLM-L6-v2"
 TENANT_SLUG = "bench-store"
 SCOPE = {"user_id": "bench", "namespace": "default", "kind": "episodic"}

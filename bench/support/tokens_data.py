@@ -58,6 +58,7 @@ def real_rows(texts: Iterable[str]) -> dict[str, tuple[int, bytes]]:
 
 def copy_tokens(raw, *, tenant_id: int, log: Callable[[str], None], real: Iterable[str] = ()) -> int:  # type: ignore[no-untyped-def]
     """One token row per memory of the tenant (the memories' COPY is committed), by COPY."""
+    from memory_app.judge.facts import reading_encode
     from memory_app.judge.signals.alignment import text_digest
 
     started = time.perf_counter()
@@ -76,11 +77,14 @@ def copy_tokens(raw, *, tenant_id: int, log: Callable[[str], None], real: Iterab
             if not rows:
                 break
             with cur.copy(
-                "COPY memory_app_memorytokens (memory_id, tenant_id, text_digest, words, vectors) FROM STDIN"
+                "COPY memory_app_memorytokens (memory_id, tenant_id, text_digest, words, vectors, "
+                "fact_reading) FROM STDIN"
             ) as copy:
                 for memory_id, text in rows:
                     words, data = known.get(text) or synthetic_row(text)
-                    copy.write_row((memory_id, tenant_id, text_digest(text), words, data))
+                    copy.write_row(
+                        (memory_id, tenant_id, text_digest(text), words, data, reading_encode(text))
+                    )
             written += len(rows)
             last = rows[-1][0]
         raw.commit()

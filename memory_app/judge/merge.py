@@ -7,14 +7,17 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
 
-from memory_app.judge.signals import lexicon, quantities
+from memory_app.judge.facts import WORD as _WORD
+from memory_app.judge.facts import reading_of
+from memory_app.judge.signals import quantities
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.features import same_word_in
 
 
 def information(text: str) -> int:
     """How many distinct content words and numbers a text states."""
-    return len(tn.content_words(text)) + len(tn.numbers(text))
+    reading = reading_of(text)
+    return len(reading.words) + len(reading.numbers)
 
 
 def most_informative(texts: Sequence[str]) -> str:
@@ -30,27 +33,6 @@ def most_informative(texts: Sequence[str]) -> str:
         key=lambda i: (information(candidates[i]), len(candidates[i].strip()), -i),
     )
     return candidates[best_index]
-
-
-# A capitalised word that does not open a sentence: a name, a place, a brand, an acronym.
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
-_SENTENCE_ENDS = frozenset({"", ".", "!", "?", ":", ";"})
-
-
-@lru_cache(maxsize=8192)
-def names(text: str) -> frozenset[str]:
-    """Proper names as written, without a possessive 's: the words a merge must keep."""
-    found = set()
-    for match in _WORD.finditer(text):
-        word = match.group(0).rstrip("'-")
-        # One letter is a unit or an initial ("37°C", "J. Smith"), not a name a merge must keep.
-        if len(word) < 2 or not word[0].isupper() or word.casefold() in lexicon.STOPWORDS:
-            continue
-        # A word opens a sentence when the last character before it that is not a space ends one,
-        # or when there is none (looked up only for capitalised words: most words are not).
-        if text[: match.start()].rstrip()[-1:] not in _SENTENCE_ENDS:
-            found.add(word.removesuffix("'s"))
-    return frozenset(found)
 
 
 @lru_cache(maxsize=8192)
@@ -76,13 +58,13 @@ def lost_words(kept: str, source: str) -> list[str]:
     """The content words of `source` that `kept` states neither exactly, by stem, by a spelling or
     short form, nor by a listed synonym (`same_word`). Token-vector
     similarity does not count here: a merge keeps a text, and that text must say every word."""
-    return list(_lost_words(kept, source))
+    return list(_lost_words(tn.content_words(kept), tn.content_words(source)))
 
 
-def _lost_words(kept: str, source: str) -> Iterator[str]:
-    """lost_words, one at a time: a caller that needs only the first stops there."""
-    kept_words = tn.content_words(kept)
-    for word in sorted(tn.content_words(source) - kept_words):
+def _lost_words(kept_words: frozenset[str], source_words: frozenset[str]) -> Iterator[str]:
+    """lost_words of two texts' content words, one at a time: a caller that needs only the first
+    stops there."""
+    for word in sorted(source_words - kept_words):
         if not same_word_in(word, kept_words):
             yield word
 
@@ -107,24 +89,29 @@ def _lost_parts(kept: str, source: str, *, words: bool, first: bool) -> Iterator
     """lost_facts' items, one list per kind, each computed only when the previous was taken.
     `first`: the content words' list stops at its first item (all `loses_facts` needs; two texts
     of different content differ in several words, each looked up in the other's)."""
-    numbers = tn.numbers(source) - tn.numbers(kept)
+    # Each text's numbers, names, words and whether it states amounts: kept with a memory, so a
+    # search's collapse need not read its rows' texts again (facts.readings_given).
+    kept_facts, source_facts = reading_of(kept), reading_of(source)
+    numbers = source_facts.numbers - kept_facts.numbers
     yield [f"{n:g}" for n in sorted(numbers)]
-    kept_amounts = quantities.quantities(kept)
-    # A number already listed is not listed again with its unit.
-    dropped = quantities.quantities(source) - kept_amounts
-    yield sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
-    written = [(start, end) for start, end, a in quantities.spans(source) if a in kept_amounts]
+    written: list[tuple[int, int]] = []
+    if source_facts.amounts:
+        kept_amounts = quantities.quantities(kept) if kept_facts.amounts else frozenset()
+        # A number already listed is not listed again with its unit.
+        dropped = quantities.quantities(source) - kept_amounts
+        yield sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
+        written = [(start, end) for start, end, a in quantities.spans(source) if a in kept_amounts]
     yield sorted(
         name
-        for name in names(source)
+        for name in source_facts.names
         if not _name_kept(name, kept) and not _inside_amount(name, source, written)
     )
     if not words:
         return
-    named = {tn.stem(name.casefold()) for name in names(source)}
+    named = {tn.stem(name.casefold()) for name in source_facts.names}
     lost = (
         word
-        for word in _lost_words(kept, source)
+        for word in _lost_words(kept_facts.words, source_facts.words)
         if word not in named and not _amount_word(word, written, source)
     )
     yield list(islice(lost, 1) if first else lost)

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge.merge import names
+from memory_app.judge.facts import names
 from memory_app.judge.signals import text_norm as tn
 from memory_app.models import DuplicateCluster, KeptApartPair, Memory, MemoryChange
 from memory_app.models.memory import MemoryStatus

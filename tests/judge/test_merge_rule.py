@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_app.judge.merge import choose_merge_text, keeps_everything, loses_facts, lost_facts, names
+from memory_app.judge.facts import names
+from memory_app.judge.merge import choose_merge_text, keeps_everything, loses_facts, lost_facts
 
 
 def test_names_are_capitalised_words_that_do_not_open_a_sentence():

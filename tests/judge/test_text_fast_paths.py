@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory_app.judge import merge
+from memory_app.judge import facts, merge
 from memory_app.judge.signals import features, quantities
 from memory_app.judge.signals import text_norm as tn
 
@@ -40,9 +40,9 @@ def _clean_unguarded(text: str) -> str:
 
 
 def _names_by_pattern(text: str) -> frozenset[str]:
-    """`merge.names` with the sentence start found by a pattern on the text before each word."""
+    """`facts.names` with the sentence start found by a pattern on the text before each word."""
     found = set()
-    for match in merge._WORD.finditer(text):
+    for match in facts.WORD.finditer(text):
         word = match.group(0).rstrip("'-")
         before = text[: match.start()]
         opens_sentence = not before.strip() or bool(re.search(r"[.!?:;]\s*$", before))
@@ -71,7 +71,7 @@ def test_a_text_without_a_number_word_or_digit_states_no_amount(text):
 @given(text=texts)
 @example(text="Alice met Bob.\n  Then Kim called: Rome")
 def test_names_are_the_capitalised_words_that_do_not_open_a_sentence(text):
-    assert merge.names.__wrapped__(text) == _names_by_pattern(text)
+    assert facts.names.__wrapped__(text) == _names_by_pattern(text)
 
 
 def test_a_name_outside_every_amount_is_never_inside_one():

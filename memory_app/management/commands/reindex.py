@@ -16,6 +16,7 @@ from memory_app.embeddings import (
     model_width,
 )
 from memory_app.models import EmbeddingCacheEntry, Memory, Procedure, ReindexVector
+from memory_app.selectors.store.readings import memory_readings_missing_count
 from memory_app.selectors.store.tokens import memory_tokens_missing_count, memory_tokens_stale_count
 from memory_app.services.maintenance.reindex import (
     active_model_pin,
@@ -26,6 +27,7 @@ from memory_app.services.maintenance.reindex import (
     vector_columns_resize,
     vector_columns_width,
 )
+from memory_app.services.rows.readings import memory_readings_fill
 from memory_app.services.rows.tokens import memory_tokens_fill
 
 from ._ops import add_tenant_argument, tenant_or_none
@@ -66,10 +68,21 @@ class Command(BaseCommand):
             "them), with the local model; nothing else is touched",
         )
 
+        parser.add_argument(
+            "--readings",
+            action="store_true",
+            help="only read the texts of memories whose token row holds no fact reading of the "
+            "current rules (written before it, loaded without one, or kept by an older version) "
+            "and keep it there: no model run, nothing else is touched",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_or_none(options["tenant"])
         if options["tokens"]:
             self._tokens(tenant, apply=options["apply"])
+            return
+        if options["readings"]:
+            self._readings(tenant, apply=options["apply"])
             return
         model = configured_model_name()
         scope = Memory.objects.all() if tenant is None else Memory.objects.filter(tenant=tenant)
@@ -173,3 +186,13 @@ class Command(BaseCommand):
         with tqdm(total=missing + stale, desc="token vectors", unit="memory", disable=None) as bar:
             done = memory_tokens_fill(tenant=tenant, on_batch=bar.update)
         self.stdout.write(f"stored token vectors of {done} memories")
+
+    def _readings(self, tenant: Any, *, apply: bool) -> None:
+        missing = memory_readings_missing_count(tenant=tenant)
+        self.stdout.write(f"{missing} token rows without a fact reading of the current rules")
+        if not apply:
+            self.stdout.write("dry run: nothing written (use --apply: read and keep them)")
+            return
+        with tqdm(total=missing, desc="fact readings", unit="memory", disable=None) as bar:
+            done = memory_readings_fill(tenant=tenant, on_batch=bar.update)
+        self.stdout.write(f"kept the fact readings of {done} memories")

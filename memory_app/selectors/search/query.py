@@ -19,6 +19,7 @@ from memory_app.embeddings import EmbeddingJob, embed_texts_begin, vector_dimens
 from memory_app.errors import ApplicationError
 from memory_app.judge import RelationJudge, get_judge
 from memory_app.judge.calibration.params import load_calibration
+from memory_app.judge.facts import kept_readings, readings_given
 from memory_app.models import Memory, Tenant
 from memory_app.retrieval import decay, fusion
 from memory_app.retrieval.pipeline import Entry, run_pipeline
@@ -574,8 +575,12 @@ def _post_process(
     if opts.deduplicate:
         judge = get_judge("llm" if opts.dedup_use_llm else "offline")
         min_confidence = load_calibration().review_below
-    # The judge reads the rows' stored token vectors rather than running the token model on them.
-    with memory_tokens_source(tenant=tenant, memories=[(m.pk, m.text) for m in members]):
+    # The judge reads the rows' stored token vectors rather than running the token model on them,
+    # and the fact check their kept readings rather than reading their texts again.
+    with (
+        memory_tokens_source(tenant=tenant, memories=[(m.pk, m.text) for m in members]),
+        readings_given(kept_readings((m.text, m.fact_reading) for m in members)),
+    ):
         outcome = run_pipeline(
             texts=[m.text for m in members],
             embeddings=_embedding_matrix(members) if has_vectors else None,

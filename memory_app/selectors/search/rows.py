@@ -30,6 +30,9 @@ from memory_app.db_routing import read_alias
 from memory_app.models import Memory, Tenant
 from memory_app.selectors.search.candidates import MEMORY_TABLE
 
+# The judge's token rows (models.MemoryTokens), which also keep each text's fact reading.
+TOKENS_TABLE = "memory_app_memorytokens"
+
 
 @dataclass(frozen=True)
 class CandidateRow:
@@ -83,6 +86,7 @@ class MemberRow:
     text: str
     embedding: np.ndarray | None  # None for a row stored while the provider was down
     hit: tuple[Any, ...]  # the columns `_hit_columns` names, for `hits_of`
+    fact_reading: str | None = None  # its token row's fact reading (judge/facts.py), if any
 
 
 @functools.cache
@@ -110,19 +114,20 @@ def _hit_columns(names: tuple[str, ...] | None) -> tuple[str, tuple[Field[Any, A
 def member_rows(
     *, tenant: Tenant, ids: Sequence[int], fields: tuple[str, ...] | None
 ) -> dict[int, MemberRow]:
-    """The rows of `ids` that still exist, with text, vector and a hit's columns (all but the vector
-    and the tsvector, with `supersedes_ids`; or only `fields`), in one statement."""
+    """The rows of `ids` that still exist, with text, vector, fact reading and a hit's columns (all
+    but the vector and the tsvector, with `supersedes_ids`; or only `fields`), in one statement."""
     if not ids:
         return {}
     columns, _ = _hit_columns(fields)
     rows = fetch_all(
-        f"SELECT m.id, m.text, halfvec_send(m.embedding), {columns} FROM {MEMORY_TABLE} m "
+        f"SELECT m.id, m.text, halfvec_send(m.embedding), t.fact_reading, {columns} "
+        f"FROM {MEMORY_TABLE} m LEFT JOIN {TOKENS_TABLE} t ON t.tenant_id = %s AND t.memory_id = m.id "
         "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
-        [tenant.pk, tenant.pk, list(ids)] if fields is None else [tenant.pk, list(ids)],
+        [*([tenant.pk] if fields is None else []), tenant.pk, tenant.pk, list(ids)],
     )
     vectors = halfvecs_from_binary([row[2] for row in rows])
     return {
-        row[0]: MemberRow(row[0], row[1], vector, tuple(row[3:]))
+        row[0]: MemberRow(row[0], row[1], vector, tuple(row[4:]), row[3])
         for row, vector in zip(rows, vectors, strict=True)
     }
 

@@ -30,6 +30,7 @@ from memory_app.judge.signals.alignment import (
 )
 from memory_app.models import Memory, MemoryTokens, Tenant
 from memory_app.models.memory import MemoryStatus
+from memory_app.selectors.store import id_batches
 
 
 def memory_tokens_load(*, tenant: Tenant, memories: Sequence[tuple[int, str]]) -> dict[str, TextTokens]:
@@ -83,20 +84,8 @@ def _missing(tenant: Tenant | None) -> QuerySet[Memory]:
 
 
 def memory_tokens_missing(*, tenant: Tenant | None, batch_size: int) -> Iterator[list[tuple[int, int, str]]]:
-    """Batches of (id, tenant_id, text) of such memories, in id order; each query starts after the
-    last id read, so memories the caller fills meanwhile are not read again."""
-    after = 0
-    while True:
-        batch = list(
-            _missing(tenant)
-            .filter(pk__gt=after)
-            .order_by("pk")
-            .values_list("pk", "tenant_id", "text")[:batch_size]
-        )
-        if not batch:
-            return
-        yield batch
-        after = batch[-1][0]
+    """Batches of (id, tenant_id, text) of such memories, in id order (`id_batches`)."""
+    return id_batches(_missing(tenant), ("pk", "tenant_id", "text"), batch_size=batch_size)
 
 
 def memory_tokens_missing_count(*, tenant: Tenant | None) -> int:

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 
 from memory_app.db import citus_mode
+from memory_app.judge.facts import reading_encode
 from memory_app.judge.signals.alignment import text_digest, token_encoder, tokens_bytes
 from memory_app.models import MemoryTokens, Tenant
 from memory_app.selectors.store.tokens import memory_tokens_missing, memory_tokens_stale
 
 # What an upsert of a memory's row replaces (the row of an older text of the same memory).
-TOKEN_FIELDS = ["text_digest", "words", "vectors"]
+TOKEN_FIELDS = ["text_digest", "words", "vectors", "fact_reading"]
 
 
 def token_conflict_key() -> list[str]:
@@ -39,6 +40,7 @@ def memory_tokens_rows(*, tenant_id: int, memories: Sequence[tuple[int, str]]) -
             text_digest=text_digest(text),
             words=len(known[text].stems),
             vectors=tokens_bytes(known[text]),
+            fact_reading=reading_encode(text),
         )
         for memory_id, text in memories
         if text in known
