@@ -233,7 +233,7 @@ def ratios(locomo: dict[str, Any], scale: dict[str, Any]) -> dict[str, Any]:
     """This service over mem0 (medians of the blocks' p50), each beside its target."""
 
     def row(figures: dict[str, Any]) -> dict[str, Any]:
-        p50 = {name: figures[name][50]["median"] for name in figures if name != "health"}
+        p50 = {name: figures[name]["50"]["median"] for name in figures if name != "health"}
         out = {}
         for name, mine, theirs in (
             ("dedup", "dedup", "mem0"),
@@ -270,7 +270,7 @@ def http_overhead(scale: dict[str, Any]) -> dict[str, dict[str, float]]:
         if {"in_process", "http"} <= transports.keys():
             inner, outer = transports["in_process"], transports["http"]
             out[where] = {
-                name: round(outer[name][50]["median"] - inner[name][50]["median"], 1)
+                name: round(outer[name]["50"]["median"] - inner[name]["50"]["median"], 1)
                 for name in inner
                 if name in outer
             }

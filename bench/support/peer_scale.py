@@ -354,7 +354,8 @@ def interleaved(
                 scope = f"new-{system}-{uuid.uuid4().hex[:8]}" if new_scope else SCOPE
                 blocks.setdefault(name, []).append(runners[name](texts.take(kind, block), scope))
     return {
-        name: {q: spread([pct(b, q) for b in per_rep]) for q in (50, 95)} for name, per_rep in blocks.items()
+        name: {str(q): spread([pct(b, q) for b in per_rep]) for q in (50, 95)}
+        for name, per_rep in blocks.items()
     }
 
 
