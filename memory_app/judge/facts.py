@@ -84,14 +84,31 @@ def readings_given(readings: Mapping[str, FactReading]) -> Iterator[None]:
         _GIVEN.reset(token)
 
 
-def reading_of(text: str) -> FactReading:
-    """The given reading of `text` if there is one, else the text read by the rules."""
+def _given(text: str) -> FactReading | None:
     given = _GIVEN.get()
-    if given is not None:
-        reading = given.get(text)
-        if reading is not None:
-            return reading
-    return read_facts(text)
+    return None if given is None else given.get(text)
+
+
+# Each part of a text's reading: the given one, else read by its own rule, and only that part (the
+# fact check stops at the first loss it finds, and reads nothing of a text beyond it).
+def numbers_of(text: str) -> frozenset[float]:
+    reading = _given(text)
+    return tn.numbers(text) if reading is None else reading.numbers
+
+
+def names_of(text: str) -> frozenset[str]:
+    reading = _given(text)
+    return names(text) if reading is None else reading.names
+
+
+def words_of(text: str) -> frozenset[str]:
+    reading = _given(text)
+    return tn.content_words(text) if reading is None else reading.words
+
+
+def states_amounts(text: str) -> bool:
+    reading = _given(text)
+    return bool(quantities.spans(text)) if reading is None else reading.amounts
 
 
 def _digest(text: str) -> str:

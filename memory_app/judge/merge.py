@@ -8,7 +8,7 @@ from functools import lru_cache
 from itertools import islice
 
 from memory_app.judge.facts import WORD as _WORD
-from memory_app.judge.facts import reading_of
+from memory_app.judge.facts import names_of, numbers_of, states_amounts, words_of
 from memory_app.judge.signals import quantities
 from memory_app.judge.signals import text_norm as tn
 from memory_app.judge.signals.features import same_word_in
@@ -16,8 +16,7 @@ from memory_app.judge.signals.features import same_word_in
 
 def information(text: str) -> int:
     """How many distinct content words and numbers a text states."""
-    reading = reading_of(text)
-    return len(reading.words) + len(reading.numbers)
+    return len(words_of(text)) + len(numbers_of(text))
 
 
 def most_informative(texts: Sequence[str]) -> str:
@@ -89,29 +88,28 @@ def _lost_parts(kept: str, source: str, *, words: bool, first: bool) -> Iterator
     """lost_facts' items, one list per kind, each computed only when the previous was taken.
     `first`: the content words' list stops at its first item (all `loses_facts` needs; two texts
     of different content differ in several words, each looked up in the other's)."""
-    # Each text's numbers, names, words and whether it states amounts: kept with a memory, so a
+    # Each text's numbers, names, words and whether it states amounts are kept with a memory, so a
     # search's collapse need not read its rows' texts again (facts.readings_given).
-    kept_facts, source_facts = reading_of(kept), reading_of(source)
-    numbers = source_facts.numbers - kept_facts.numbers
+    numbers = numbers_of(source) - numbers_of(kept)
     yield [f"{n:g}" for n in sorted(numbers)]
     written: list[tuple[int, int]] = []
-    if source_facts.amounts:
-        kept_amounts = quantities.quantities(kept) if kept_facts.amounts else frozenset()
+    if states_amounts(source):
+        kept_amounts = quantities.quantities(kept) if states_amounts(kept) else frozenset()
         # A number already listed is not listed again with its unit.
         dropped = quantities.quantities(source) - kept_amounts
         yield sorted(f"{a.value:g} {a.unit}" for a in dropped if abs(a.value) not in numbers)
         written = [(start, end) for start, end, a in quantities.spans(source) if a in kept_amounts]
     yield sorted(
         name
-        for name in source_facts.names
+        for name in names_of(source)
         if not _name_kept(name, kept) and not _inside_amount(name, source, written)
     )
     if not words:
         return
-    named = {tn.stem(name.casefold()) for name in source_facts.names}
+    named = {tn.stem(name.casefold()) for name in names_of(source)}
     lost = (
         word
-        for word in _lost_words(kept_facts.words, source_facts.words)
+        for word in _lost_words(words_of(kept), words_of(source))
         if word not in named and not _amount_word(word, written, source)
     )
     yield list(islice(lost, 1) if first else lost)

@@ -10,6 +10,8 @@ from django.core.management import call_command
 
 from memory_app.judge import facts
 from memory_app.judge.facts import read_facts, reading_decode, reading_encode
+from memory_app.judge.signals import quantities
+from memory_app.judge.signals import text_norm as tn
 from memory_app.models import Memory, MemoryTokens
 from memory_app.overrides import StoreOverrides
 from memory_app.retrieval.dedup import clear_verdict_cache
@@ -40,10 +42,15 @@ def _kept(pk: int) -> facts.FactReading | None:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts the fact check reads from here on."""
+    """The texts the fact check reads from here on, by any of the rules a kept reading stands for."""
     read: list[str] = []
-    real = facts.read_facts
-    monkeypatch.setattr(facts, "read_facts", lambda text: read.append(text) or real(text))
+
+    def spied(module, name: str) -> None:  # type: ignore[no-untyped-def]
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda text: read.append(text) or real(text))
+
+    for module, name in ((tn, "numbers"), (tn, "content_words"), (facts, "names"), (quantities, "spans")):
+        spied(module, name)
     clear_verdict_cache()
     return read
 

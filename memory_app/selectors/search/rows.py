@@ -86,7 +86,7 @@ class MemberRow:
     text: str
     embedding: np.ndarray | None  # None for a row stored while the provider was down
     hit: tuple[Any, ...]  # the columns `_hit_columns` names, for `hits_of`
-    fact_reading: str | None = None  # its token row's fact reading (judge/facts.py), if any
+    fact_reading: str | None  # its token row's fact reading (judge/facts.py), if it has one
 
 
 @functools.cache
