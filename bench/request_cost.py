@@ -8,7 +8,9 @@ production settings: DEBUG off, authentication by API key) one after another: fo
 the CPU time of the request's own thread (`thread_time`) and the statements it sends to PostgreSQL,
 BEGIN, COMMIT and savepoints included (`CaptureQueriesContext`). The local model's forward pass runs
 in the micro-batcher's thread and is not in the CPU figure; the second table is its cost per text
-by batch size (one torch thread), which the request adds on top.
+by batch size (one torch thread), which the request adds on top; the third, a search query's pass
+alone, through the full model and through its int8 copy (EMBEDDING_QUERY_INT8), with the cosine of
+the two vectors.
 
 Without the contention of the load benchmark these figures move little between runs on a busy
 machine, so they show where a change lands: the load benchmark's `--profile` shows the same split
@@ -97,6 +99,39 @@ def forward_pass_costs(per_size: int) -> dict[str, float]:
     return out
 
 
+def query_pass_costs(queries: int) -> dict[str, float]:
+    """A search query's pass alone (one text a pass, as a search runs it): thread CPU ms through the
+    full model and through its int8 copy (EMBEDDING_QUERY_INT8), and the cosine of the two vectors."""
+    import numpy as np
+    from support import load_data
+
+    from memory_app.embeddings.local import local_embed
+
+    texts = [f"What did they say about {s.rstrip('.').lower()}?" for s in load_data.sentences()[:queries]]
+    local_embed(["warm-up"], query=True)
+    full, int8, cosines = [], [], []
+    for text in texts:
+        began = time.thread_time()
+        a = local_embed([text])
+        full.append(time.thread_time() - began)
+        began = time.thread_time()
+        b = local_embed([text], query=True)
+        int8.append(time.thread_time() - began)
+        cosines.append(float(a[0] @ b[0]))
+    out = {
+        "queries": len(texts),
+        "full_cpu_ms_p50": round(float(np.median(full)) * 1000, 2),
+        "int8_cpu_ms_p50": round(float(np.median(int8)) * 1000, 2),
+        "cosine_mean": round(float(np.mean(cosines)), 4),
+        "cosine_min": round(float(np.min(cosines)), 4),
+    }
+    log(
+        f"  query pass, CPU ms p50: full {out['full_cpu_ms_p50']}, int8 {out['int8_cpu_ms_p50']}; "
+        f"cosine {out['cosine_mean']} (min {out['cosine_min']})"
+    )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 memories over 20 users (else 100,000)")
@@ -113,6 +148,7 @@ def main() -> None:
         "requests_per_operation": args.requests,
         "operations": request_costs(args.requests, rows, users),
         "forward_pass_cpu_ms_per_text": forward_pass_costs(48),
+        "query_pass": query_pass_costs(200),
         "load_average": {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]},
     }
     name = "request_cost_quick.json" if args.quick else "request_cost.json"

@@ -126,6 +126,17 @@ class EmbeddingsConfig:
             "vectors to ~1e-7; falls back to torch if it cannot start) or `torch`",
         )
     )
+    # A search's query through an int8 copy of the ONNX file (embeddings/forward.py): ~1.1 ms a
+    # short query instead of ~4.1; what is stored or judged always comes from the full model.
+    query_int8: bool = knob(
+        flag(
+            "EMBEDDING_QUERY_INT8",
+            True,
+            "a search's query runs through an int8 copy of the local model's ONNX file (weights "
+            "quantized per channel): ~4x faster, cosine ~0.994 with the full model's vector; stored "
+            "and judged texts always run the full model",
+        )
+    )
     onnx_dir: str = knob(
         text(
             "EMBEDDING_ONNX_DIR",

@@ -31,7 +31,7 @@ import numpy as np
 @dataclass
 class _Request:
     texts: list[str]
-    offer_tokens: bool = True
+    query: bool = False  # a search's query: its own pass (local_embed's `query`)
     done: threading.Event = field(default_factory=threading.Event)
     result: np.ndarray | None = None
     error: BaseException | None = None
@@ -70,7 +70,7 @@ REQUESTS_IN_FLIGHT = RequestsInFlight()
 class MicroBatcher:
     def __init__(
         self,
-        embed: Callable[..., np.ndarray],  # (texts, *, offer_tokens) -> rows: local_embed
+        embed: Callable[..., np.ndarray],  # (texts, *, query) -> rows: local_embed
         *,
         wait_seconds: float,
         max_batch: int,
@@ -96,15 +96,15 @@ class MicroBatcher:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.submit(texts)()
 
-    def submit(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
+    def submit(self, texts: list[str], *, query: bool = False) -> Callable[[], np.ndarray]:
         """Queue `texts` and return at once; the returned function waits for their rows (or raises
         the pass's error). The caller may do other work meanwhile: the pass runs on this batcher's
-        thread, and torch releases the GIL while it computes. A pass offers its texts' token
-        vectors when any of its requests asks to (`local_embed`)."""
+        thread, and torch releases the GIL while it computes. A search's queries (`query`) share a
+        pass only with other queries, since theirs is another model (`local_embed`)."""
         if len(texts) >= self.max_batch:  # already a full batch on its own
-            vectors = self._embed(texts, offer_tokens=offer_tokens)
+            vectors = self._embed(texts, query=query)
             return lambda: vectors
-        request = _Request(texts=list(texts), offer_tokens=offer_tokens)
+        request = _Request(texts=list(texts), query=query)
         self._ensure_worker()
         with self._cond:
             self._queue.append(request)
@@ -112,7 +112,8 @@ class MicroBatcher:
         return request.wait
 
     def _take(self) -> list[_Request]:
-        """The next batch: what is queued, plus what arrives within wait_seconds, up to max_batch."""
+        """The next batch: what is queued, plus what arrives within wait_seconds, up to max_batch,
+        of the first request's kind (queries or not); a request of the other kind starts the next."""
         with self._cond:
             while not self._queue:
                 self._cond.wait()
@@ -126,7 +127,8 @@ class MicroBatcher:
                         break
                     self._cond.wait(remaining)
                     continue
-                if size + len(self._queue[0].texts) > self.max_batch:
+                following = self._queue[0]
+                if following.query != batch[0].query or size + len(following.texts) > self.max_batch:
                     break
                 request = self._queue.popleft()
                 batch.append(request)
@@ -141,7 +143,7 @@ class MicroBatcher:
             batch = self._take()
             texts = [text for request in batch for text in request.texts]
             try:
-                vectors = self._embed(texts, offer_tokens=any(request.offer_tokens for request in batch))
+                vectors = self._embed(texts, query=batch[0].query)
             except BaseException as exc:  # every caller of the batch gets the error
                 for request in batch:
                     request.error = exc

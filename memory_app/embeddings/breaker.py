@@ -110,14 +110,14 @@ def provider_embed(provider: EmbeddingProvider, texts: list[str]) -> np.ndarray:
 
 
 def provider_embed_begin(
-    provider: EmbeddingProvider, texts: list[str], *, offer_tokens: bool = True
+    provider: EmbeddingProvider, texts: list[str], *, query: bool = False
 ) -> Callable[[], np.ndarray]:
     """Start embedding `texts`; the returned function waits for the rows. The local model runs on
-    its batcher's thread meanwhile (`embed_begin`; `offer_tokens` as there), so the caller can do
+    its batcher's thread meanwhile (`embed_begin`; `query` as there), so the caller can do
     other work; a remote provider, behind the breaker, is called now as `provider_embed` does."""
     begin = getattr(provider, "embed_begin", None)
     if provider.is_remote or begin is None:
         vectors = provider_embed(provider, texts)
         return lambda: vectors
-    wait: Callable[[], np.ndarray] = begin(texts, offer_tokens=offer_tokens)
+    wait: Callable[[], np.ndarray] = begin(texts, query=query)
     return wait

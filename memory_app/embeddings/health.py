@@ -16,7 +16,7 @@ from typing import Any
 
 from memory_app.conf import embeddings_config
 from memory_app.embeddings.active import vector_dimensions_seen
-from memory_app.embeddings.forward import local_runtime
+from memory_app.embeddings.forward import local_runtime, query_runtime
 
 # After this many failures in a row the provider counts as down rather than failing now and then.
 DOWN_AFTER_FAILURES = 3
@@ -83,6 +83,8 @@ def provider_state() -> dict[str, Any]:
         # What runs the local model's pass (embeddings/forward.py): "onnx", or "torch" when asked
         # for or when ONNX Runtime could not start.
         "runtime": local_runtime() if embeddings_config().provider == "local" else None,
+        # What runs a search query's pass: "onnx-int8" (EMBEDDING_QUERY_INT8), else as above.
+        "query_runtime": query_runtime() if embeddings_config().provider == "local" else None,
         "consecutive_failures": record.consecutive_failures,
         "failures": record.failures,
         "successes": record.successes,

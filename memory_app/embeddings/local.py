@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from memory_app.conf import embeddings_config
-from memory_app.embeddings.forward import hidden_states
+from memory_app.embeddings.forward import hidden_states, query_hidden_states
 from memory_app.errors import ApplicationError
 
 # The packaged model: the judge's word alignment and its calibration are this model's.
@@ -80,12 +80,13 @@ def local_model() -> Any:
     return _model
 
 
-def local_embed(texts: list[str], batch_size: int = 64, *, offer_tokens: bool = True) -> np.ndarray:
+def local_embed(texts: list[str], batch_size: int = 64, *, query: bool = False) -> np.ndarray:
     """Unit sentence vectors: the transformer's pass (embeddings/forward.py), mean pooling over the
     real tokens, L2 normalisation; the steps of the model's own sentence-transformers modules
     (Transformer, Pooling mean, Normalize), with its tokenizer, truncation and whitespace strip.
-    `offer_tokens`: hand the pass to the listener below (False for a search's query, which the
-    judge never reads: extracting its words cost ~0.6 ms before the search had its vector)."""
+    `query`: the texts are a search's query, which take the query pass (`query_hidden_states`: the
+    int8 copy) and are not handed to the listener below (the judge never reads a query: extracting
+    its words cost ~0.6 ms before the search had its vector)."""
     if not texts:
         return np.zeros((0, MINILM_DIMENSIONS), dtype=np.float32)
     # The relation judge's word alignment reads this same pass's token vectors: offered
@@ -106,14 +107,14 @@ def local_embed(texts: list[str], batch_size: int = 64, *, offer_tokens: bool = 
             max_length=model.max_seq_length,
             return_tensors="np",
         )
-        hidden = hidden_states(model, batch)
+        hidden = query_hidden_states(model, batch) if query else hidden_states(model, batch)
         mask = batch["attention_mask"].astype(np.float32)[..., None]
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         out[picked] = pooled / norms
         rows.append((batch["input_ids"], batch["attention_mask"], hidden))
     listener = _forward_pass_listener
-    if listener is not None and offer_tokens:
+    if listener is not None and not query:
         listener(texts, rows)
     return out
 

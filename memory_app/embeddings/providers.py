@@ -51,18 +51,17 @@ class LocalProvider:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_begin(texts)()
 
-    def embed_begin(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
+    def embed_begin(self, texts: list[str], *, query: bool = False) -> Callable[[], np.ndarray]:
         """Start the forward pass and return a function that waits for its rows: with batching the
         pass runs on the batcher's thread while the caller goes on (a search reads full text).
-        `offer_tokens`: False for texts the judge never reads (a search's query), whose content-word
-        vectors `local_embed` then does not extract."""
+        `query`: a search's query (`local_embed`: the query pass, no token vectors for the judge)."""
         if self.model != DEFAULT_MODEL:  # another local model: its own pass, on torch, unbatched
             rows = model_embed(self.model, texts)
             return lambda: rows
         if embeddings_config().local_batching:  # one forward pass for concurrent requests
-            wait = local_batcher().submit(texts, offer_tokens=offer_tokens)
+            wait = local_batcher().submit(texts, query=query)
             return lambda: np.asarray(wait())
-        vectors = local_embed(texts, offer_tokens=offer_tokens)
+        vectors = local_embed(texts, query=query)
         return lambda: vectors
 
     def requests_for(self, texts: list[str]) -> int:
@@ -108,7 +107,7 @@ class _Recorded:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embed_begin(texts)()
 
-    def embed_begin(self, texts: list[str], *, offer_tokens: bool = True) -> Callable[[], np.ndarray]:
+    def embed_begin(self, texts: list[str], *, query: bool = False) -> Callable[[], np.ndarray]:
         """The inner provider's `embed_begin` when it has one (the local model), else `embed` now;
         the outcome is recorded when the rows are waited for."""
         begin = getattr(self.inner, "embed_begin", None)
@@ -117,7 +116,7 @@ class _Recorded:
                 vectors = self.inner.embed(texts)
                 wait: Callable[[], np.ndarray] = lambda: vectors  # noqa: E731
             else:
-                wait = begin(texts, offer_tokens=offer_tokens)
+                wait = begin(texts, query=query)
         except Exception as exc:
             health.record_failure(f"{type(exc).__name__}: {exc}")
             raise

@@ -35,7 +35,7 @@ def test_concurrent_callers_share_forward_passes_and_each_gets_its_own_rows_in_o
 
 
 def test_a_failing_forward_pass_raises_in_every_caller_of_its_batch() -> None:
-    def broken(texts: list[str], *, offer_tokens: bool = True) -> np.ndarray:
+    def broken(texts: list[str], *, query: bool = False) -> np.ndarray:
         raise RuntimeError("model crashed")
 
     batcher = MicroBatcher(broken, wait_seconds=0.0, max_batch=8)
@@ -48,7 +48,7 @@ def test_a_failing_forward_pass_raises_in_every_caller_of_its_batch() -> None:
 def test_a_call_of_a_full_batch_or_more_is_embedded_directly() -> None:
     calls: list[int] = []
 
-    def counting(texts: list[str], *, offer_tokens: bool = True) -> np.ndarray:
+    def counting(texts: list[str], *, query: bool = False) -> np.ndarray:
         calls.append(len(texts))
         return np.zeros((len(texts), 384), dtype=np.float32)
 
@@ -69,7 +69,7 @@ def test_the_local_provider_gives_the_same_vectors_with_and_without_batching(bat
 def test_a_submitted_text_is_embedded_while_the_caller_goes_on_and_waited_for_later() -> None:
     started, release = threading.Event(), threading.Event()
 
-    def slow(texts: list[str], *, offer_tokens: bool = True) -> np.ndarray:
+    def slow(texts: list[str], *, query: bool = False) -> np.ndarray:
         started.set()
         release.wait(10)
         return local_embed(texts)
@@ -83,7 +83,7 @@ def test_a_submitted_text_is_embedded_while_the_caller_goes_on_and_waited_for_la
 
 def test_a_lone_request_runs_at_once_rather_than_waiting_for_a_companion() -> None:
     batcher = MicroBatcher(
-        lambda texts, offer_tokens=True: np.zeros((len(texts), 2)),
+        lambda texts, query=False: np.zeros((len(texts), 2)),
         wait_seconds=5.0,
         max_batch=8,
         in_flight=lambda: 1,
@@ -96,7 +96,7 @@ def test_a_lone_request_runs_at_once_rather_than_waiting_for_a_companion() -> No
 def test_requests_in_progress_elsewhere_make_the_batcher_wait_for_them() -> None:
     seen: list[int] = []
 
-    def record(texts: list[str], *, offer_tokens: bool = True) -> np.ndarray:
+    def record(texts: list[str], *, query: bool = False) -> np.ndarray:
         seen.append(len(texts))
         return np.zeros((len(texts), 2))
 
@@ -120,25 +120,27 @@ def test_the_in_flight_count_follows_the_request_signals() -> None:
     assert counter() == 0
 
 
-def test_a_pass_offers_its_token_vectors_when_any_of_its_requests_asks_and_not_otherwise() -> None:
-    offered: list[bool] = []
+def test_queries_and_stored_texts_never_share_a_pass() -> None:
+    passes: list[tuple[list[str], bool]] = []
 
-    def record(texts: list[str], *, offer_tokens: bool = True) -> np.ndarray:
-        offered.append(offer_tokens)
+    def record(texts: list[str], *, query: bool = False) -> np.ndarray:
+        passes.append((list(texts), query))
         return np.zeros((len(texts), 2))
 
-    batcher = MicroBatcher(record, wait_seconds=5.0, max_batch=8, in_flight=lambda: 2)
-    batcher.submit(["a search query"], offer_tokens=False)()
-    query, stored = batcher.submit(["another query"], offer_tokens=False), batcher.submit(["a stored text"])
-    query(), stored()
-    assert offered == [False, True]
+    # Companions are possible (more requests in flight than a batch holds): the batcher waits for them.
+    batcher = MicroBatcher(record, wait_seconds=0.2, max_batch=8, in_flight=lambda: 3)
+    first = batcher.submit(["a search query"], query=True)
+    stored, second = batcher.submit(["a stored text"]), batcher.submit(["another query"], query=True)
+    first(), stored(), second()
+    # In queue order, each kind in a pass of its own: a query's pass runs another model.
+    assert passes == [(["a search query"], True), (["a stored text"], False), (["another query"], True)]
 
 
 def test_a_search_querys_pass_hands_nothing_to_the_judges_token_encoder() -> None:
     from memory_app.judge.signals.alignment import token_encoder
 
     query, stored = "Where did the user go hiking last spring?", "The user went hiking in Wales last spring."
-    local_embed([query], offer_tokens=False)
+    local_embed([query], query=True)
     local_embed([stored])
     known = token_encoder().known([query, stored])
     assert query not in known and stored in known

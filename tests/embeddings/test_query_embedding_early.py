@@ -52,14 +52,14 @@ def test_a_local_models_query_runs_its_pass_without_a_lookup_and_other_texts_loo
 def test_a_query_missing_the_cache_gets_the_vector_its_own_pass_gives():
     text = "Which city did the user move to in 2021?"
     vector = embed_texts_begin([text], tenant=None, query=True).finish()[0]
-    np.testing.assert_allclose(vector, half_precision(local_embed([text])[0]), atol=1e-4)
+    np.testing.assert_allclose(vector, half_precision(local_embed([text], query=True)[0]), atol=1e-4)
 
 
 def test_a_query_like_a_cached_text_gets_its_own_passes_vector_not_the_cached_row():
     cached = embed_texts_begin(["My dog is called Rex."], tenant=None).finish()[0]
     variant = "  my DOG is called rex!! "  # the cache's normalised tier would answer it
     vector = embed_texts_begin([variant], tenant=None, query=True).finish()[0]
-    np.testing.assert_allclose(vector, half_precision(local_embed([variant])[0]), atol=1e-4)
+    np.testing.assert_allclose(vector, half_precision(local_embed([variant], query=True)[0]), atol=1e-4)
     assert not np.allclose(vector, cached, atol=1e-4)
     embedding_stats_flush()
     stats = EmbeddingCacheStats.objects.get(model="all-MiniLM-L6-v2")

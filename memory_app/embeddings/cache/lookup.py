@@ -129,7 +129,7 @@ def cached_embed_begin(
     wait: Callable[[], np.ndarray] | None
     if own_pass:
         todo = distinct
-        wait = provider_embed_begin(provider, [item.text for item in todo], offer_tokens=False)
+        wait = provider_embed_begin(provider, [item.text for item in todo], query=True)
     else:
         todo = _hash_tiers(keys, model, distinct)
         if near and todo:
