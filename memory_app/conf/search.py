@@ -89,10 +89,12 @@ class SearchConfig:
         number("SEARCH_VECTOR_WEIGHT", 0.5, 0.0, 1.0, "weight of the vector side in either fusion")
     )
     rrf_k: float = knob(number("SEARCH_RRF_K", 60.0, 1.0, 1000.0, "RRF constant (with `SEARCH_FUSION=rrf`)"))
+    # 50 rather than 100: the same LoCoMo 0-4 recall (docs/EVALUATION.md), and in a 100 k scope BM25,
+    # the slower half of a hybrid search, scores fewer rows (docs/PERFORMANCE.md, against mem0).
     candidates: int = knob(
         integer(
             "SEARCH_CANDIDATES",
-            100,
+            50,
             10,
             10_000,
             "rows each candidate generator returns before fusion (at least the fetch size below)",
