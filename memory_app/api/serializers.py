@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from rest_framework import serializers
+from django.utils import timezone
+from rest_framework import ISO_8601, serializers
+from rest_framework.settings import api_settings
 
 from memory_app.models import Memory
 
@@ -64,13 +67,20 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         plan = self.__dict__.get("_plan")
         if plan is None:
             plan = self.__dict__["_plan"] = _plan(self)
+        # DRF looks the current time zone up for each datetime field; it is the same for the row.
+        zone = timezone.get_current_timezone()
         out: dict[str, Any] = {}
-        for name, method, read, convert in plan:
-            if method:
+        for name, kind, read, convert in plan:
+            if kind == "method":
                 out[name] = self.get_supersedes(instance)
                 continue
             value = read(instance)
-            out[name] = None if value is None else convert(value)
+            if value is None:
+                out[name] = None
+            elif kind == "datetime" and isinstance(value, datetime) and timezone.is_aware(value):
+                out[name] = _iso(value.astimezone(zone))
+            else:
+                out[name] = convert(value)
         return out
 
     def get_supersedes(self, obj: Memory) -> list[int]:
@@ -82,7 +92,8 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         return list(attached)
 
 
-_Step = tuple[str, bool, Callable[[Any], Any], Callable[[Any], Any]]
+# (name, kind: "method" | "datetime" | "value", read the attribute, convert a non-None value)
+_Step = tuple[str, str, Callable[[Any], Any], Callable[[Any], Any]]
 # Fields whose DRF to_representation is the plain conversion; the others keep their own.
 _PLAIN: dict[type, Callable[[Any], Any]] = {
     serializers.CharField: str,
@@ -95,22 +106,37 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _iso(value: datetime) -> str:
+    """DRF's ISO 8601 text of an aware datetime in the current zone ("Z" for UTC)."""
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
 def _plan(serializer: serializers.Serializer) -> list[_Step]:
-    """(name, is the method field, read the attribute, convert a non-None value) per field."""
+    """One `_Step` per field. A datetime field in DRF's default format and zone is a "datetime"
+    step (an aware value: `_iso`; a naive one: the field's own conversion)."""
     steps: list[_Step] = []
     for field in serializer._readable_fields:
         name = str(field.field_name)
         if isinstance(field, serializers.SerializerMethodField):
-            steps.append((name, True, str, str))
+            steps.append((name, "method", str, str))
             continue
         source = ".".join(field.source_attrs)
         if isinstance(field, serializers.PrimaryKeyRelatedField):
             source += "_id"  # the key itself, as DRF's pk-only optimisation reads it
-            steps.append((name, False, attrgetter(source), _same))
+            steps.append((name, "value", attrgetter(source), _same))
             continue
-        convert = _PLAIN.get(type(field), field.to_representation)
-        steps.append((name, False, attrgetter(source), convert))
+        kind = "datetime" if _default_datetime(field) else "value"
+        steps.append((name, kind, attrgetter(source), _PLAIN.get(type(field), field.to_representation)))
     return steps
+
+
+def _default_datetime(field: serializers.Field[Any, Any, Any, Any]) -> bool:
+    return (
+        type(field) is serializers.DateTimeField
+        and getattr(field, "format", api_settings.DATETIME_FORMAT) == ISO_8601
+        and not hasattr(field, "timezone")
+    )
 
 
 MEMORY_FIELDS = tuple(MemoryOutputSerializer.Meta.fields)

@@ -64,6 +64,7 @@ def test_threads_share_one_serializer_and_each_gets_its_own_body() -> None:
 
 def test_a_memory_is_represented_as_drfs_generic_walk_represents_it() -> None:
     from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
 
     from rest_framework import serializers
 
@@ -75,7 +76,8 @@ def test_a_memory_is_represented_as_drfs_generic_walk_represents_it() -> None:
         topics=["home", "moves"],
         entities=["Bergen"],
         metadata={"nested": {"a": [1, 2.5, None, True]}, "said_at": "2024-05-01"},
-        event_date=datetime(2024, 5, 1, 12, 30, tzinfo=UTC),
+        # Another zone and microseconds: shown in the current zone, UTC, as "...Z".
+        event_date=datetime(2024, 5, 1, 12, 30, 15, 250, tzinfo=ZoneInfo("Europe/Lisbon")),
         expires_at=datetime(2030, 1, 1, tzinfo=UTC),
         confidence=0.25,
         pinned=True,
@@ -83,6 +85,7 @@ def test_a_memory_is_represented_as_drfs_generic_walk_represents_it() -> None:
     old.superseded_by = new
     old.status = "superseded"
     old.save()
+    new.last_accessed_at = datetime(2025, 1, 1, 8, 0)  # naive: the field's own conversion
     memory_supersedes_attach(tenant=tenant, memories=[old, new])
     serializer = MemoryOutputSerializer()
     for memory in (old, new):
