@@ -1,12 +1,12 @@
 """Load what a server process reads on first use before it takes requests, so its first requests
-do not pay for it: the local embedding model (~2-5 s), and the relation judge's unit registry,
-calibration and word rules with the token counter (~0.5 s, measured on the 2-core machine: the
-first judged pair of a fresh process took 507 ms, the next 17 ms), and dateparser's language data
-(~1 s, for the first query naming a date). Called where each server loads
-its application, before it listens or takes a request: project/wsgi.py (gunicorn's workers,
+do not pay for it: the local embedding model (~2-5 s) and its int8 copy for queries, the relation
+judge's unit registry, calibration and word rules with the token counter (~0.5 s, measured on the
+2-core machine: the first judged pair of a fresh process took 507 ms, the next 17 ms), and
+dateparser's language data (~1 s, for the first query naming a date). Called where each server
+loads its application, before it listens or takes a request: project/wsgi.py (gunicorn's workers,
 runserver), project/asgi.py (bin/serve-mcp) and `manage.py mcp_server` (stdio, before it answers
-`initialize`); EMBEDDING_WARMUP=false skips both. `gc_tune` then
-sets the process's garbage collector for serving."""
+`initialize`); EMBEDDING_WARMUP=false skips both. `gc_tune` then sets the process's garbage
+collector for serving."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def embedding_warmup() -> None:
         from memory_app.embeddings.local import local_embed
 
         local_embed(["warm-up"])
+        local_embed(["warm-up"], query=True)  # a query's pass: the int8 copy, made here if missing
     judge_warmup()
     query_time_warmup()
 

@@ -13,11 +13,12 @@ runs instead and `local_runtime()` says so (health reports it).
 
 A search's query takes its own pass (`query_hidden_states`): with EMBEDDING_QUERY_INT8, through an
 int8 copy of that file (the weights of its matrix products quantized per output channel, made
-once beside it), ~1.1 ms for a short query instead of ~4.1 ms, which is a quarter of a search's
-time at 100 k memories (docs/PERFORMANCE.md). Its vectors keep a cosine of ~0.994 (at least ~0.98)
-with the full model's, and every vector that is stored or judged (a memory's, a cache row's, the
-judge's token vectors) comes from the full model: only the ranking of a search reads it, and
-LoCoMo recall did not move (docs/EVALUATION.md). Without the copy, queries run the full model.
+once beside it): ~1.85 ms of CPU for a short query instead of ~4.5 ms, the largest step of a
+search (bench/request_cost.py, docs/PERFORMANCE.md). Its vectors keep a cosine of 0.995 (0.991 at
+least, over 200 questions) with the full model's, and every vector that is stored or judged (a
+memory's, a cache row's, the judge's token vectors) comes from the full model: only the ranking of
+a search reads it, and LoCoMo recall did not drop (docs/EVALUATION.md). Without the copy, queries
+run the full model.
 """
 
 from __future__ import annotations

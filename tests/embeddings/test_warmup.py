@@ -26,6 +26,21 @@ def test_the_query_time_warm_up_loads_dateparser_before_the_first_search_naming_
     assert "dateparser.search" in sys.modules
 
 
+def test_the_warm_up_opens_the_int8_query_model_before_the_first_search(settings, tmp_path):
+    from memory_app.embeddings import forward
+    from memory_app.embeddings.local import local_model
+
+    settings.EMBEDDING_ONNX_DIR, settings.EMBEDDING_LOCAL_RUNTIME = str(tmp_path), "onnx"
+    settings.EMBEDDING_QUERY_INT8 = True
+    forward.reset()
+    try:
+        embedding_warmup()
+        assert forward._query_session is not None
+        assert forward.int8_path(local_model()).exists()
+    finally:
+        forward.reset()
+
+
 def test_warm_up_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("EMBEDDING_WARMUP", "false")
     quantities._registry.cache_clear()
