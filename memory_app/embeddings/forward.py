@@ -29,6 +29,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,7 @@ def hidden_states(model: Any, batch: dict[str, np.ndarray]) -> np.ndarray:
     with return_tensors="np"; only the three model inputs are read."""
     session = _onnx_session(model)
     if session is not None:
-        feed = {name: np.asarray(batch[name], dtype=np.int64) for name in INPUTS}
-        return np.asarray(session.run(None, feed)[0], dtype=np.float32)
+        return _onnx_hidden(session, batch)
     return _torch_hidden(model, batch)
 
 
@@ -78,6 +78,10 @@ def query_hidden_states(model: Any, batch: dict[str, np.ndarray]) -> np.ndarray:
     session = _int8_session(model)
     if session is None:
         return hidden_states(model, batch)
+    return _onnx_hidden(session, batch)
+
+
+def _onnx_hidden(session: Any, batch: dict[str, np.ndarray]) -> np.ndarray:
     feed = {name: np.asarray(batch[name], dtype=np.int64) for name in INPUTS}
     return np.asarray(session.run(None, feed)[0], dtype=np.float32)
 
@@ -98,7 +102,7 @@ def _onnx_session(model: Any) -> Any:
                 _session = None
                 if embeddings_config().local_runtime == "onnx":
                     try:
-                        _session = _load_session(model)
+                        _session = _session_of(onnx_export(model))
                     except Exception:  # any failure of an optional runtime: torch still serves
                         log.warning("ONNX Runtime unavailable; the local model runs on torch", exc_info=True)
                 _runtime = "onnx" if _session is not None else "torch"
@@ -126,10 +130,6 @@ def reset() -> None:
     global _session, _runtime, _query_session, _query_runtime
     with _lock:
         _session, _runtime, _query_session, _query_runtime = None, None, None, None
-
-
-def _load_session(model: Any) -> Any:
-    return _session_of(onnx_export(model))
 
 
 def _session_of(path: Path) -> Any:
@@ -166,9 +166,25 @@ def onnx_int8(model: Any) -> Path:
 
 
 def _quantize(source: Path, path: Path) -> None:
-    """Under the export's file lock, written to a temporary file first, as the export is."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    def write(temporary: str) -> None:
+        quantize_dynamic(
+            str(source),
+            temporary,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+
+    _written_once(path, write)
+
+
+def _written_once(path: Path, write: Callable[[str], None]) -> None:
+    """`write(temporary)` under the folder's exclusive file lock (two workers starting at once make
+    the file once), into a temporary file then renamed to `path`, so a reader never sees half a
+    file; nothing when `path` exists by the time the lock is held."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / ".export.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.exists():
@@ -176,13 +192,7 @@ def _quantize(source: Path, path: Path) -> None:
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
         os.close(handle)
         try:
-            quantize_dynamic(
-                str(source),
-                temporary,
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                op_types_to_quantize=["MatMul"],
-            )
+            write(temporary)
             os.replace(temporary, path)
         finally:
             if os.path.exists(temporary):
@@ -205,15 +215,10 @@ def export_path(model: Any) -> Path:
 
 
 def _export(model: Any, path: Path) -> None:
-    """Export under an exclusive file lock (two workers starting at once export once), written to
-    a temporary file and renamed, so a reader never sees half a file."""
+    """The transformer traced to ONNX (`_written_once`)."""
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / ".export.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.exists():
-            return
+    def write(temporary: str) -> None:
         sample = model.tokenizer(["an example"], return_tensors="pt")
 
         class HiddenStates(torch.nn.Module):
@@ -230,21 +235,16 @@ def _export(model: Any, path: Path) -> None:
 
         wrapper = HiddenStates(model[0].auto_model).eval()
         axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
-        os.close(handle)
-        try:
-            with torch.inference_mode(False), torch.no_grad():
-                torch.onnx.export(
-                    wrapper,
-                    tuple(sample[name] for name in INPUTS),
-                    temporary,
-                    input_names=list(INPUTS),
-                    output_names=["last_hidden_state"],
-                    dynamic_axes=axes,
-                    opset_version=OPSET,
-                    dynamo=False,
-                )
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
+        with torch.inference_mode(False), torch.no_grad():
+            torch.onnx.export(
+                wrapper,
+                tuple(sample[name] for name in INPUTS),
+                temporary,
+                input_names=list(INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+
+    _written_once(path, write)
