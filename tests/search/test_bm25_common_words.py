@@ -355,3 +355,33 @@ def test_a_scope_holding_the_table_takes_a_new_common_words_df_from_its_statisti
     assert not any("FROM (SELECT m.search_vector FROM" in sql for sql in statements)  # no sample read
     assert [c.memory_id for c in found] == [zeppelin]
     assert lexical._STATS[next(iter(lexical._STATS))].dfs["tea"] == pytest.approx(0.9 * 41)
+
+
+def _counted_after_a_first_query(table: ElementFrequencies, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The statements of a second query over a 41-row scope, once its size is remembered."""
+    monkeypatch.setattr(lexical, "_table_frequencies", lambda: table)
+    monkeypatch.setattr(lexical, "SMALL_STATS_MIN_ROWS", 10)
+    tenant = TenantFactory()
+    _scope(tenant, 40)
+    _search(tenant, "what does the user like about the zeppelin?", k=1)
+    with CaptureQueriesContext(connection) as queries:
+        _search(tenant, "does the user like tea in the zeppelin", k=1)
+    return [q["sql"] for q in queries.captured_queries if "(SELECT count(*) FROM (SELECT 1 FROM" in q["sql"]]
+
+
+@pytest.mark.django_db
+def test_a_word_whose_table_rows_exceed_the_cap_even_if_every_row_outside_the_scope_held_it_is_not_counted(
+    capped, monkeypatch
+):
+    # "tea" in 30 % of the table's 41 rows: 12 rows, fewer than SURELY_COMMON x the cap (20), but the
+    # scope is the whole table, so all 12 are in it: more than the cap of 5 without a count.
+    table = ElementFrequencies(rows=41.0, frequencies={"user": 1.0, "like": 1.0, "tea": 0.3}, least=0.01)
+    assert _counted_after_a_first_query(table, monkeypatch) == []
+
+
+@pytest.mark.django_db
+def test_a_word_the_rows_outside_the_scope_could_all_hold_is_still_counted(capped, monkeypatch):
+    # The same share of a table twice the scope's size: its 25 "tea" rows could all lie outside the
+    # scope's 41 (82 - 41 = 41 rows outside), so the scope may hold none: counted.
+    table = ElementFrequencies(rows=82.0, frequencies={"user": 1.0, "like": 1.0, "tea": 0.3}, least=0.01)
+    assert len(_counted_after_a_first_query(table, monkeypatch)) == 1
