@@ -249,3 +249,70 @@ def test_an_inline_call_started_for_later_runs_when_the_caller_says_and_only_onc
     later.run_inline()
     later.run_inline()
     assert later.result() == 1 and calls == ["ran"]
+
+
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pool_connection_the_database_dropped_fails_nothing_and_the_call_runs_on_a_new_one(settings):
+    from django.db import connection
+
+    settings.SEARCH_LEXICAL_THREADS = 1
+    calls: list[int] = []
+
+    def call() -> int:
+        calls.append(1)
+        return _backend_pid()
+
+    first = run_beside(call).result()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [first])
+    calls.clear()
+
+    second = run_beside(call).result()
+
+    assert second != first
+    assert len(calls) == 2  # the first run met the dropped connection, the second a new one
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_that_fails_on_a_live_pool_connection_is_not_run_again(settings):
+    from django.db import OperationalError, connection
+
+    settings.SEARCH_LEXICAL_THREADS = 1
+    calls: list[int] = []
+
+    def call() -> None:
+        calls.append(1)
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = 1; SELECT pg_sleep(0.05)")
+
+    run_beside(_backend_pid).result()  # the pool thread's connection is open
+    with pytest.raises(OperationalError):
+        run_beside(call).result()
+    assert len(calls) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pool_connection_is_not_checked_with_a_statement_of_its_own_before_each_call(settings, monkeypatch):
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    settings.SEARCH_LEXICAL_THREADS = 1
+    run_beside(_backend_pid).result()
+    checks: list[str] = []
+    original = DatabaseWrapper.is_usable
+
+    def recording(self):  # type: ignore[no-untyped-def]
+        checks.append(threading.current_thread().name)
+        return original(self)
+
+    monkeypatch.setattr(DatabaseWrapper, "is_usable", recording)
+    run_beside(_backend_pid).result()
+    run_beside(_backend_pid).result()
+    assert checks == []
