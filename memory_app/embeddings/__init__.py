@@ -20,7 +20,7 @@ from memory_app.embeddings.breaker import provider_embed
 from memory_app.embeddings.cache.lookup import cached_embed_begin
 from memory_app.embeddings.cache.stats import BatchCounts, stats_record
 from memory_app.embeddings.local import model_dimensions, model_fits
-from memory_app.embeddings.providers import get_provider
+from memory_app.embeddings.providers import get_provider, starts_beside
 from memory_app.embeddings.tokens import count_tokens
 from memory_app.errors import ApplicationError
 
@@ -32,6 +32,17 @@ def embedding_model_name(tenant: Tenant | None = None) -> str:
     """The live model of `tenant` (embeddings/active.py: the registry `reindex` writes, else the
     setting); every stored vector is tagged with the model that made it, and they never mix."""
     return active_model(tenant.pk if tenant is not None else None)
+
+
+def query_embedding_starts_beside(tenant: Tenant) -> bool:
+    """Whether `embed_texts_begin` of a search's query returns at once, its vector computed on
+    another thread while the caller goes on (providers.starts_beside), rather than after it. A
+    provider that cannot be built says no here: starting the embedding then fails, and the search
+    degrades to full text as it would have."""
+    try:
+        return starts_beside(get_provider(embedding_model_name(tenant)))
+    except Exception:
+        return False
 
 
 def configured_model_name() -> str:

@@ -95,6 +95,13 @@ def get_provider(model: str | None = None) -> EmbeddingProvider:
     return provider
 
 
+def starts_beside(provider: EmbeddingProvider) -> bool:
+    """Whether `embed_begin` returns before its vectors exist: the packaged local model, its pass on
+    the batcher's thread. A remote provider, another local model or an unbatched pass computes the
+    vectors inside the call."""
+    return not provider.is_remote and provider.model == DEFAULT_MODEL and embeddings_config().local_batching
+
+
 class _Recorded:
     """The provider with every `embed` call recorded in embeddings/health.py (readiness reads it)."""
 

@@ -316,3 +316,57 @@ def test_a_pool_connection_is_not_checked_with_a_statement_of_its_own_before_eac
     run_beside(_backend_pid).result()
     run_beside(_backend_pid).result()
     assert checks == []
+
+
+def _start_order(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """What a search starts, in order: "vector" (the query's embedding) and "bm25" (its thread)."""
+    from memory_app.selectors.search import query
+
+    started: list[str] = []
+    original_embed, original_beside = query.QueryEmbedding.__init__, query.run_beside
+
+    def embedding(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        started.append("vector")
+        original_embed(self, *args, **kwargs)
+
+    def side(call, **kwargs):  # type: ignore[no-untyped-def]
+        started.append("bm25" if kwargs.get("inline_later") else "other")
+        return original_beside(call, **kwargs)
+
+    monkeypatch.setattr(query.QueryEmbedding, "__init__", embedding)
+    monkeypatch.setattr(query, "run_beside", side)
+    return started
+
+
+@pytest.mark.django_db
+def test_with_the_local_model_the_querys_vector_is_started_before_bm25(settings, monkeypatch):
+    tenant, inline_hits = _texts_searched_inline(settings)
+    started = _start_order(monkeypatch)
+    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
+    assert [s for s in started if s != "other"] == ["vector", "bm25"]
+
+
+@pytest.mark.django_db
+def test_a_provider_that_answers_inside_the_call_starts_after_bm25(settings, monkeypatch):
+    from memory_app.embeddings import query_embedding_starts_beside
+
+    tenant, inline_hits = _texts_searched_inline(settings)
+    settings.EMBEDDING_LOCAL_BATCHING = False  # the local pass then runs inside the call
+    assert not query_embedding_starts_beside(tenant)
+    started = _start_order(monkeypatch)
+    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
+    assert [s for s in started if s != "other"] == ["bm25", "vector"]
+
+
+@pytest.mark.django_db
+def test_only_the_packaged_local_model_on_its_batcher_starts_beside(settings):
+    from memory_app.embeddings.providers import DEFAULT_MODEL, get_provider, starts_beside
+
+    assert starts_beside(get_provider(DEFAULT_MODEL))
+    settings.EMBEDDING_LOCAL_BATCHING = False
+    assert not starts_beside(get_provider(DEFAULT_MODEL))
+    settings.EMBEDDING_LOCAL_BATCHING = True
+    settings.EMBEDDING_PROVIDER = "openai"
+    settings.EMBEDDING_MODEL = "text-embedding-3-small"
+    settings.OPENAI_API_KEY = "sk-test"
+    assert not starts_beside(get_provider("text-embedding-3-small"))
