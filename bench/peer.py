@@ -21,11 +21,13 @@ repository's server is), and one client here times both (bench/support/peer_scal
    schema takes), after VACUUM, over its memories (bench/storage.py gives the figures at 100 k).
 2. Scale (`memory_bench_peer_<N>`, `memory_bench_peer_mem0_<N>`, loaded once and kept): a scope of
    N memories for each of --sizes (bench/support/peer_data.py: the same real texts and MiniLM
-   vectors for both, COPied; each run first removes what earlier runs stored). In-process, then
-   over HTTP: per rep, a block of --block stores into that scope for each system (dedup, plain,
-   mem0), then a block of searches (ours, ours with grouping off, mem0), the order rotating per
-   rep, every text new. On the smallest size, the same stores into a new scope (one per block)
-   first. Over HTTP, also each server's bare liveness request (the floor of serving). In-process,
+   vectors for both, COPied; each run first removes what earlier runs stored). In-process (the
+   process set up as a server's: project/warmup.py), then over HTTP, each system first answers a
+   warm-up block of searches in that scope (a running server's figures, not a new process's while
+   it learns the scope's BM25 words); then per rep, a block of --block stores into that scope for
+   each system (dedup, plain, mem0), then a block of searches (ours, ours with grouping off, mem0),
+   the order rotating per rep, every text new. On the smallest size, the same stores into a new
+   scope (one per block) first. Over HTTP, also each server's bare liveness request. In-process,
    where the default search's time went (`search_phases_ms`, its `stats["phases_ms"]`) and the CPU
    a search took in its own process and in PostgreSQL, ours and mem0's (`search_cpu_ms`), medians;
    then RECALL_QUERIES more queries, untimed, answered by both: recall@10 of the rows stating the
@@ -192,8 +194,9 @@ def locomo_phase(conversations: list[int]) -> dict[str, Any]:
 def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
     """2. Stores and searches in a scope of each size, in-process then over HTTP."""
     corpus = peer_data.corpus(max(sizes), log=log)
-    # Per size and transport: warm-up (3 per runner) and reps x block per system, new scope twice.
-    per_run = (3 + reps * block) * 3 * 2 * (len(sizes) + 1) + RECALL_QUERIES * len(sizes)
+    # Per size and transport: warm-up (3 per runner, a block more per search runner) and reps x
+    # block per system, new scope twice.
+    per_run = (3 + block + reps * block) * 3 * 2 * (len(sizes) + 1) + RECALL_QUERIES * len(sizes)
     texts = peer_scale.texts(after=max(sizes), count=per_run)
     mem0 = Mem0(f"memory_bench_peer_mem0_{sizes[0]}")
     out: dict[str, Any] = {"sizes": sizes, "by_size": {}}
