@@ -20,7 +20,7 @@ from memory_app.db.pgsettings import (
     set_local,
     set_local_sql,
 )
-from memory_app.db.queries import copy_out, execute, fetch_all, fetch_one
+from memory_app.db.queries import checked_by_first_statement, copy_out, execute, fetch_all, fetch_one
 from memory_app.db.statements import (
     assert_client_side_binding,
     execute_all,
@@ -47,6 +47,7 @@ __all__ = [
     "advisory_lock_key",
     "advisory_xact_lock",
     "assert_client_side_binding",
+    "checked_by_first_statement",
     "citus_mode",
     "column_indexes",
     "copy_out",

@@ -7,10 +7,11 @@ run on the primary. `using` overrides either.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg import sql as pgsql
 
 from memory_app.db_routing import read_alias
@@ -18,6 +19,7 @@ from memory_app.db_routing import read_alias
 Params = Sequence[Any] | None
 SQL = str | pgsql.Composable
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 
 def _text(statement: SQL, cursor: Any) -> str:
@@ -52,3 +54,30 @@ def copy_out(statement: str, params: Params = None, *, using: str = DEFAULT_DB_A
         for chunk in copy:
             buffer += chunk
     return bytes(buffer)
+
+
+def checked_by_first_statement(read: Callable[[], T], *, aliases: Iterable[str] | None = None) -> T:
+    """`read()`, its own first statement on each connection (of `aliases`, else this thread's open
+    ones) standing for Django's health check, a `SELECT 1` round trip before it (CONN_HEALTH_CHECKS:
+    once per request, and per call on a search's pool thread). On a connection the database dropped
+    that statement fails: the dead connection is closed and `read` runs once more, on a new one. So
+    `read` must be safe to repeat (it reads, or writes what is idempotent). A statement failing on a
+    live connection is raised as it is; a connection inside a transaction keeps Django's check."""
+    opened = connections.all(initialized_only=True) if aliases is None else [connections[a] for a in aliases]
+    for connection in opened:
+        if connection.connection is not None and not connection.in_atomic_block:
+            connection.health_check_done = True  # type: ignore[attr-defined]  # Django 4.1+, not in the stubs
+    try:
+        return read()
+    except (OperationalError, InterfaceError):
+        if not _closed_dead(opened):
+            raise
+        return read()
+
+
+def _closed_dead(opened: Iterable[BaseDatabaseWrapper]) -> bool:
+    """Close those of `opened` (outside a transaction) that no longer answer; whether there was one."""
+    dead = [c for c in opened if c.connection is not None and not c.in_atomic_block and not c.is_usable()]
+    for connection in dead:
+        connection.close()
+    return bool(dead)

@@ -193,3 +193,79 @@ def test_any_lookup_filters_on_a_list_with_one_statement_text_whatever_its_lengt
     assert texts[0].split("ANY(")[0] == texts[1].split("ANY(")[0]
     # Other integer columns take it too (a foreign key's id).
     assert list(Memory.objects.filter(tenant_id__any=[others.tenant_id]).order_by("pk")) == [first, others]
+
+
+def _backend_pid() -> int:
+    row = fetch_one("SELECT pg_backend_pid()")
+    assert row is not None
+    return int(row[0])
+
+
+def _drop_this_connection() -> None:
+    """What a database restart does to an open connection: the server ends its backend."""
+    from django.db import OperationalError
+
+    with pytest.raises(OperationalError):
+        fetch_one("SELECT pg_terminate_backend(pg_backend_pid())")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_on_a_connection_the_database_dropped_runs_again_on_a_new_one() -> None:
+    from memory_app.db import checked_by_first_statement
+
+    first = _backend_pid()
+    _drop_this_connection()
+    connection.health_check_done = True  # as if Django had already checked it in this request
+    runs: list[int] = []
+
+    def read() -> int:
+        runs.append(1)
+        return _backend_pid()
+
+    assert checked_by_first_statement(read) != first
+    assert len(runs) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_checked_by_its_first_statement_sends_no_select_1_before_it(monkeypatch) -> None:
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    from memory_app.db import checked_by_first_statement
+
+    _backend_pid()
+    connection.health_check_done = False  # what each request's start sets
+    checks: list[int] = []
+    original = DatabaseWrapper.is_usable
+    monkeypatch.setattr(DatabaseWrapper, "is_usable", lambda self: checks.append(1) or original(self))
+    checked_by_first_statement(_backend_pid)
+    assert checks == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_failing_on_a_live_connection_is_raised_and_not_run_again() -> None:
+    from django.db import OperationalError
+
+    from memory_app.db import checked_by_first_statement
+
+    _backend_pid()
+    runs: list[int] = []
+
+    def read() -> None:
+        runs.append(1)
+        fetch_one("SET LOCAL statement_timeout = 1; SELECT pg_sleep(0.05)")  # cancelled: an OperationalError
+
+    with pytest.raises(OperationalError):
+        checked_by_first_statement(read)
+    assert len(runs) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_api_key_is_checked_on_a_connection_the_database_dropped() -> None:
+    from memory_app.services.api_keys import api_key_authenticate, api_key_issue
+    from tests.factories import TenantFactory
+
+    issued = api_key_issue(tenant=TenantFactory(), name="k")
+    _drop_this_connection()
+    connection.health_check_done = True
+    found = api_key_authenticate(raw_key=issued.raw_key)
+    assert found is not None and found.pk == issued.api_key.pk

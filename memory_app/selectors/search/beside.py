@@ -25,10 +25,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from memory_app.conf import search_config
+from memory_app.db import checked_by_first_statement
 from memory_app.db_routing import read_alias
 
 T = TypeVar("T")
@@ -103,35 +104,17 @@ def _log_error(future: Future[Any]) -> None:
 def _on_thread(context: contextvars.Context, call: Callable[[], T], slots: threading.BoundedSemaphore) -> T:
     try:
         # A pool thread serves no request, so no request signal closes its broken or aged
-        # connections: close them here, as Django does at each request's start.
+        # connections: close them here, as Django does at each request's start. The call's first
+        # statement then checks each (Django's own check would add a round trip to every BM25
+        # half): these calls read, or write one idempotent cache row, so a repeat is safe.
         for connection in connections.all(initialized_only=True):
             connection.close_if_unusable_or_obsolete()
-            # Django would then check the connection with a `SELECT 1` of its own before the first
-            # statement: a round trip on every search's BM25 half, its longer one in a large scope.
-            # The call's first statement checks it instead: on a connection the database dropped it
-            # fails, and the call (these calls only read, or write one idempotent cache row) runs
-            # once more on a new connection.
-            connection.health_check_done = True  # type: ignore[attr-defined]  # Django 4.1+, not in the stubs
-        try:
-            return context.run(call)
-        except (OperationalError, InterfaceError):
-            if not _drop_dead_connections():
-                raise
-            return context.run(call)
+        return checked_by_first_statement(lambda: context.run(call))
     finally:
         for connection in connections.all(initialized_only=True):
             if connection not in _opened:
                 _opened.append(connection)
         slots.release()
-
-
-def _drop_dead_connections() -> bool:
-    """Close this thread's connections that no longer answer; whether there was one."""
-    opened = connections.all(initialized_only=True)
-    dead = [c for c in opened if c.connection is not None and not c.is_usable()]
-    for connection in dead:
-        connection.close()
-    return bool(dead)
 
 
 def beside_close() -> None:
