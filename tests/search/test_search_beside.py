@@ -221,20 +221,20 @@ def test_with_every_pool_thread_busy_the_call_runs_inline(settings):
         busy.result()
 
 
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
 @pytest.mark.django_db(transaction=True)
 def test_after_the_pool_is_closed_the_next_call_opens_a_connection_of_its_own_again(settings):
     settings.SEARCH_LEXICAL_THREADS = 1
-
-    def backend() -> int:
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_backend_pid()")
-            return int(cursor.fetchone()[0])
-
-    first = run_beside(backend).result()
+    first = run_beside(_backend_pid).result()
     beside.beside_close()
-    second = run_beside(backend)
+    second = run_beside(_backend_pid)
 
     assert second.on_thread
     assert second.result() != first
@@ -249,14 +249,6 @@ def test_an_inline_call_started_for_later_runs_when_the_caller_says_and_only_onc
     later.run_inline()
     later.run_inline()
     assert later.result() == 1 and calls == ["ran"]
-
-
-def _backend_pid() -> int:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        return int(cursor.fetchone()[0])
 
 
 @pytest.mark.django_db(transaction=True)

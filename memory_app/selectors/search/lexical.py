@@ -71,12 +71,6 @@ SCOPE_SAMPLE_ROWS = 5000
 # scope (a user among many) may not share the table's words, and is counted as before.
 TABLE_SCOPE_SHARE = 0.5
 SURELY_COMMON = 4
-# A scope holding nearly all of the table cannot hide a word's rows outside it: the word's rows in
-# the table less every row outside the scope is a floor of its df there, and a floor above the cap
-# makes the word common without a count. ANALYZE reads a word's share off a sample (30,000 rows at
-# the default statistics target: about 5 % off, one deviation, for a word in 1 % of them), so a
-# floor just past the cap may belong to a word just below it: a word the cap's own measure calls
-# borderline, which selects rows or not to the same effect.
 
 
 @dataclass
@@ -337,7 +331,12 @@ def _surely_common(
 
 def _table_floor(table: ElementFrequencies | None, stats: ScopeStats | None, word: str) -> float:
     """The fewest rows of the scope that can hold `word`: its rows in the whole table (by the
-    statistics) less every row of the table outside the scope."""
+    statistics) less every row of the table outside the scope. A scope holding nearly all of the
+    table cannot hide a word's rows outside it, so a floor above the cap makes the word common
+    without a count. ANALYZE reads a word's share off a sample (30,000 rows at the default
+    statistics target: about 5 % off, one deviation, for a word in 1 % of them), so a floor just
+    past the cap may belong to a word just below it: one the cap's own measure calls borderline,
+    which selects rows or not to the same effect."""
     if table is None or stats is None or word not in table.frequencies:
         return 0.0
     return table.frequencies[word] * table.rows - max(table.rows - stats.n, 0.0)
