@@ -31,7 +31,9 @@ from memory_app.db.statements import (
 from memory_app.db.statistics import ElementFrequencies, element_frequencies
 from memory_app.db.vectors import (
     half_precision,
+    halfvec_binary_size,
     halfvec_from_binary,
+    halfvec_matrix,
     halfvecs_from_binary,
     vector_column_dimensions,
     vector_literal,
@@ -59,7 +61,9 @@ __all__ = [
     "fetch_all_with",
     "fetch_one",
     "half_precision",
+    "halfvec_binary_size",
     "halfvec_from_binary",
+    "halfvec_matrix",
     "halfvecs_from_binary",
     "hnsw_indexes",
     "hnsw_settings",

@@ -80,9 +80,18 @@ def halfvecs_from_binary(raws: Sequence[bytes | memoryview | None]) -> list[np.n
         return []
     if any(raw is None for raw in raws) or len({len(raw) for raw in raws if raw is not None}) > 1:
         return [halfvec_from_binary(raw) for raw in raws]
-    joined = b"".join(bytes(raw)[_HALF_HEADER:] for raw in raws if raw is not None)
-    matrix = np.frombuffer(joined, dtype=_HALF).astype(np.float32).reshape(len(raws), -1)
-    return list(matrix)
+    return list(halfvec_matrix([raw for raw in raws if raw is not None]))
+
+
+def halfvec_matrix(raws: Sequence[bytes | memoryview]) -> np.ndarray:
+    """Halfvecs of one width in pgvector's binary form, as the float32 rows of one matrix."""
+    joined = b"".join(bytes(raw)[_HALF_HEADER:] for raw in raws)
+    return np.frombuffer(joined, dtype=_HALF).astype(np.float32).reshape(len(raws), -1)
+
+
+def halfvec_binary_size(dimensions: int) -> int:
+    """The length of a halfvec of `dimensions` in pgvector's binary form."""
+    return _HALF_HEADER + 2 * dimensions
 
 
 # halfvec_send's form: int16 dimension, int16 unused, then big-endian float16 values.

@@ -46,3 +46,15 @@ def minmax(values: np.ndarray) -> np.ndarray:
 def ranked(scores: Mapping[K, float]) -> list[K]:
     """Keys by descending score; ties keep insertion order (stable)."""
     return sorted(scores, key=lambda key: -scores[key])
+
+
+def cosine_to(query: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Cosine similarity of each row of `vectors` to `query`, in float32 as pgvector computes it;
+    0 where either is a zero vector (pgvector's `<=>` gives NaN there, which no ranking can use)."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    q = np.asarray(query, dtype=np.float32).ravel()
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows)) * np.float32(np.sqrt(q @ q))
+    dots = rows @ q
+    out: np.ndarray = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    clipped: np.ndarray = np.clip(out, -1.0, 1.0)
+    return clipped

@@ -20,7 +20,7 @@ from memory_app.retrieval.clustering import (
 )
 from memory_app.retrieval.decay import ace_factors, decay_factors
 from memory_app.retrieval.dedup import clear_verdict_cache, dedup_groups
-from memory_app.retrieval.fusion import minmax, rrf_scores
+from memory_app.retrieval.fusion import cosine_to, minmax, rrf_scores
 from memory_app.retrieval.mmr import cosine_similarities, jaccard_similarities, mmr_order
 from memory_app.retrieval.packing import pack
 from memory_app.retrieval.pipeline import run_pipeline
@@ -282,3 +282,14 @@ def test_a_search_reads_three_times_a_small_limit_and_at_most_the_margin_more_fo
     assert fetch_size(60, deduplicate=True, margin=60) == 120
     assert fetch_size(60, deduplicate=False, margin=60) == 60
     assert fetch_size(60, deduplicate=True, margin=0) == 60
+
+
+def test_cosine_to_the_query_matches_the_pairwise_cosine_and_gives_a_zero_vector_zero():
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(5, 16))
+    rows[3] = 0.0
+    query = rng.normal(size=16)
+    expected = cosine_similarities(np.vstack([query, rows]))[0, 1:]
+    np.testing.assert_allclose(cosine_to(query, rows), expected, atol=1e-6)
+    assert cosine_to(query, rows)[3] == 0.0
+    assert cosine_to(np.zeros(16), rows).tolist() == [0.0] * 5

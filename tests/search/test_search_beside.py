@@ -13,7 +13,9 @@ from memory_app.embeddings.cache.stats import embedding_stats_flush, stats_pendi
 from memory_app.models import EmbeddingCacheEntry, EmbeddingCacheStats
 from memory_app.selectors.search import beside
 from memory_app.selectors.search.beside import run_beside
-from memory_app.selectors.search.query import SearchFilters, memory_search
+from memory_app.selectors.search.candidates import vector_candidate_rows
+from memory_app.selectors.search.query import SearchFilters, memory_search, query_embedding_of
+from memory_app.selectors.search.rows import similarities_of
 from tests.factories import MemoryFactory, TenantFactory
 
 TEXTS = [
@@ -46,6 +48,14 @@ def _threads_used(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     return names
 
 
+def _similarities(tenant, vector) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """pgvector's similarity to `vector` of every row of scope u1."""
+    _, rows = vector_candidate_rows(
+        tenant=tenant, filters=SearchFilters(user_id="u1"), query_embedding=vector, k=100, plan="exact"
+    )
+    return similarities_of(rows)
+
+
 def _texts_searched_inline(settings):  # type: ignore[no-untyped-def]
     """A tenant holding TEXTS, the sister question's hits with BM25 inline, and the pool back on."""
     tenant = TenantFactory()
@@ -55,37 +65,6 @@ def _texts_searched_inline(settings):  # type: ignore[no-untyped-def]
     inline_hits = _hits(tenant, "Which city does the sister live in?")
     settings.SEARCH_LEXICAL_THREADS = 2
     return tenant, inline_hits
-
-
-def _ids_given_to_the_vector_statement(monkeypatch) -> list[list[int]]:  # type: ignore[no-untyped-def]
-    """The `also` ids of each vector statement: BM25's candidates whose rows it reads too."""
-    from memory_app.selectors.search import query
-
-    given: list[list[int]] = []
-    original = query.vector_candidate_rows
-
-    def recording(**kwargs):  # type: ignore[no-untyped-def]
-        given.append(list(kwargs["also"]))
-        return original(**kwargs)
-
-    monkeypatch.setattr(query, "vector_candidate_rows", recording)
-    return given
-
-
-def _rows_read_on(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
-    """The names of the threads that read candidates' rows in a statement of their own."""
-    from memory_app.selectors.search import query
-
-    names: list[str] = []
-    original = query.candidate_rows
-
-    def recording(**kwargs):  # type: ignore[no-untyped-def]
-        if kwargs["ids"]:
-            names.append(threading.current_thread().name)
-        return original(**kwargs)
-
-    monkeypatch.setattr(query, "candidate_rows", recording)
-    return names
 
 
 @pytest.mark.django_db(transaction=True)
@@ -105,7 +84,10 @@ def test_outside_a_transaction_bm25_runs_on_a_pool_thread_and_ranks_as_inline(se
 
 
 @pytest.mark.django_db(transaction=True)
-def test_bm25_done_before_the_query_vector_has_its_rows_read_by_the_vector_statement(settings, monkeypatch):
+@pytest.mark.parametrize("first", ["bm25", "vector"])
+def test_whichever_half_finishes_first_the_ranking_and_each_similarity_are_the_same(
+    settings, monkeypatch, first
+):
     from memory_app.selectors.search import query
 
     tenant, inline_hits = _texts_searched_inline(settings)
@@ -113,51 +95,33 @@ def test_bm25_done_before_the_query_vector_has_its_rows_read_by_the_vector_state
     original_lexical, original_get = query._lexical, query.QueryEmbedding.get
 
     def lexical(**kwargs):  # type: ignore[no-untyped-def]
+        if first == "vector":
+            assert done.wait(10)
         try:
             return original_lexical(**kwargs)
         finally:
             done.set()
 
-    def vector_after_bm25(self):  # type: ignore[no-untyped-def]
-        assert done.wait(10)
-        return original_get(self)
+    def vector(self):  # type: ignore[no-untyped-def]
+        if first == "bm25":
+            assert done.wait(10)
+        try:
+            return original_get(self)
+        finally:
+            done.set()
 
     monkeypatch.setattr(query, "_lexical", lexical)
-    monkeypatch.setattr(query.QueryEmbedding, "get", vector_after_bm25)
-    also = _ids_given_to_the_vector_statement(monkeypatch)
-    separate_reads = _rows_read_on(monkeypatch)
+    monkeypatch.setattr(query.QueryEmbedding, "get", vector)
+    question = "Which city does the sister live in?"
 
-    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
-    assert also == [[tenant.memories.get(text=TEXTS[1]).pk]]
-    assert separate_reads == []
+    result = memory_search(tenant=tenant, query=question, filters=SearchFilters(user_id="u1"), limit=5)
 
-
-@pytest.mark.django_db(transaction=True)
-def test_bm25_still_running_when_the_vector_statement_starts_reads_its_rows_on_its_own_thread(
-    settings, monkeypatch
-):
-    from memory_app.selectors.search import query
-
-    tenant, inline_hits = _texts_searched_inline(settings)
-    vector_started = threading.Event()
-    original_lexical, original_vector = query._lexical, query.vector_candidate_rows
-
-    def lexical_after_vector(**kwargs):  # type: ignore[no-untyped-def]
-        assert vector_started.wait(10)
-        return original_lexical(**kwargs)
-
-    def vector(**kwargs):  # type: ignore[no-untyped-def]
-        vector_started.set()
-        return original_vector(**kwargs)
-
-    monkeypatch.setattr(query, "_lexical", lexical_after_vector)
-    monkeypatch.setattr(query, "vector_candidate_rows", vector)
-    also = _ids_given_to_the_vector_statement(monkeypatch)
-    separate_reads = _rows_read_on(monkeypatch)
-
-    assert _hits(tenant, "Which city does the sister live in?") == inline_hits
-    assert also == [[]]
-    assert len(separate_reads) == 1 and separate_reads[0].startswith("search-beside")
+    assert [(hit.memory.pk, hit.lexical_score) for hit in result.hits] == inline_hits
+    assert result.hits[0].memory.pk == tenant.memories.get(text=TEXTS[1]).pk
+    expected = _similarities(tenant, query_embedding_of(question, tenant))
+    assert {hit.memory.pk: hit.vector_score for hit in result.hits} == pytest.approx(
+        {hit.memory.pk: expected[hit.memory.pk] for hit in result.hits}, abs=1e-6
+    )
 
 
 @pytest.mark.django_db

@@ -6,12 +6,18 @@ import numpy as np
 import pytest
 
 from memory_app.db.vectors import half_precision
-from memory_app.selectors.search.candidates import vector_candidate_rows, vector_candidates
+from memory_app.selectors.search.candidates import (
+    fulltext_candidates,
+    vector_candidate_rows,
+    vector_candidates,
+)
+from memory_app.selectors.search.lexical import bm25_candidates
 from memory_app.selectors.search.rows import (
+    LEXICAL_COLUMNS,
     RANK_COLUMNS,
-    candidate_rows,
     candidate_rows_of,
     hits_of,
+    lexical_rows,
     member_rows,
     similarities_of,
 )
@@ -24,25 +30,68 @@ def _unit(vector) -> np.ndarray:  # type: ignore[no-untyped-def]
     return v / np.linalg.norm(v)
 
 
+def _exact_similarities(tenant, query: np.ndarray) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """pgvector's similarity to the query of every row of the tenant's scope u1."""
+    rows = vector_candidate_rows(
+        tenant=tenant, filters=SearchFilters(user_id="u1"), query_embedding=query, k=100, plan="exact"
+    )[1]
+    return similarities_of(rows)
+
+
 @pytest.mark.django_db
-def test_candidate_rows_read_only_the_tenants_rows_with_their_ages_and_similarities():
+@pytest.mark.parametrize("lexical", ["bm25", "ts_rank"])
+def test_full_text_candidates_carry_their_rows_and_the_similarity_pgvector_gives_them(lexical):
     tenant, other = TenantFactory(), TenantFactory()
-    mine = MemoryFactory(tenant=tenant, user_id="u1", text="I like tea")
-    theirs = MemoryFactory(tenant=other, user_id="u1", text="I like coffee")
+    mine = [MemoryFactory(tenant=tenant, user_id="u1", text=f"I like tea number {i}") for i in range(3)]
+    MemoryFactory(tenant=other, user_id="u1", text="I like tea as well")
     query = _unit(MemoryFactory.build().embedding)
-    rows, cosine = candidate_rows(tenant=tenant, ids=[mine.pk, theirs.pk], query_embedding=query)
-    assert list(rows) == [mine.pk] and list(cosine) == [mine.pk]
-    assert rows[mine.pk].created_epoch == pytest.approx(mine.created_at.timestamp())
-    stored = half_precision(_unit(mine.embedding))
-    assert cosine[mine.pk] == pytest.approx(float(stored @ half_precision(query)), abs=1e-3)
+    find = bm25_candidates if lexical == "bm25" else fulltext_candidates
+    found = find(
+        tenant=tenant, filters=SearchFilters(user_id="u1"), query="tea", k=10, columns=LEXICAL_COLUMNS
+    )
+
+    rows, cosine = lexical_rows(found, query_embedding=query)
+
+    assert sorted(rows) == sorted(m.pk for m in mine) and sorted(cosine) == sorted(rows)
+    assert rows[mine[0].pk].created_epoch == pytest.approx(mine[0].created_at.timestamp())
+    assert cosine == pytest.approx(_exact_similarities(tenant, query), abs=1e-6)
 
 
 @pytest.mark.django_db
-def test_without_a_query_vector_candidate_rows_give_no_similarity():
+def test_without_a_query_vector_full_text_rows_give_no_similarity():
     tenant = TenantFactory()
     mine = MemoryFactory(tenant=tenant, user_id="u1", text="I like tea")
-    rows, cosine = candidate_rows(tenant=tenant, ids=[mine.pk], query_embedding=None)
+    found = bm25_candidates(
+        tenant=tenant, filters=SearchFilters(user_id="u1"), query="tea", k=5, columns=LEXICAL_COLUMNS
+    )
+    rows, cosine = lexical_rows(found, query_embedding=None)
     assert list(rows) == [mine.pk] and cosine == {}
+
+
+@pytest.mark.django_db
+def test_a_full_text_row_stored_without_a_vector_has_rank_columns_but_no_similarity():
+    tenant = TenantFactory()
+    mine = MemoryFactory(tenant=tenant, user_id="u1", text="I like tea")
+    type(mine).objects.filter(pk=mine.pk).update(embedding=None)
+    found = bm25_candidates(
+        tenant=tenant, filters=SearchFilters(user_id="u1"), query="tea", k=5, columns=LEXICAL_COLUMNS
+    )
+    rows, cosine = lexical_rows(found, query_embedding=_unit(MemoryFactory.build().embedding))
+    assert list(rows) == [mine.pk] and cosine == {}
+
+
+@pytest.mark.django_db
+def test_full_text_candidates_are_the_same_with_their_rows_read_or_not():
+    tenant = TenantFactory()
+    for i in range(6):
+        MemoryFactory(tenant=tenant, user_id="u1", text=f"User planted {i} tomato seedlings in the garden")
+    filters = SearchFilters(user_id="u1")
+    plain = bm25_candidates(tenant=tenant, filters=filters, query="tomato garden", k=4)
+    read = bm25_candidates(
+        tenant=tenant, filters=filters, query="tomato garden", k=4, columns=LEXICAL_COLUMNS
+    )
+    assert [(c.memory_id, c.score) for c in read] == [(c.memory_id, c.score) for c in plain]
+    assert all(c.row == () for c in plain) and all(len(c.row) == 5 for c in read)
 
 
 def _scope_of_notes():  # type: ignore[no-untyped-def]
@@ -56,37 +105,19 @@ def _scope_of_notes():  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("plan", ["exact", "hnsw_iterative"])
-def test_the_vector_statement_reads_each_nearest_row_as_candidate_rows_does(plan):
+def test_the_vector_statement_reads_each_nearest_row_with_its_rank_columns(plan):
     tenant, _other, query = _scope_of_notes()
     filters = SearchFilters(user_id="u1")
     found = vector_candidates(tenant=tenant, filters=filters, query_embedding=query, k=5, plan=plan)
     name, rows = vector_candidate_rows(
         tenant=tenant, filters=filters, query_embedding=query, k=5, plan=plan, columns=RANK_COLUMNS
     )
-    assert [(r[0], pytest.approx(r[1]), r[2]) for r in rows] == [(c.memory_id, c.score, True) for c in found]
+    assert [(r[0], pytest.approx(r[1])) for r in rows] == [(c.memory_id, c.score) for c in found]
     assert name == found[0].plan
-    expected, cosine = candidate_rows(tenant=tenant, ids=[c.memory_id for c in found], query_embedding=query)
-    assert candidate_rows_of((row[0], *row[3:]) for row in rows) == expected
-    assert similarities_of(rows) == pytest.approx(cosine)
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("plan", ["exact", "hnsw_iterative"])
-def test_rows_asked_for_beside_the_nearest_follow_them_with_their_similarity_and_none_twice(plan):
-    tenant, other, query = _scope_of_notes()
-    filters = SearchFilters(user_id="u1")
-    nearest = [
-        c.memory_id for c in vector_candidates(tenant=tenant, filters=filters, query_embedding=query, k=3)
-    ]
-    everyone = list(tenant.memories.values_list("pk", flat=True))
-    also = [nearest[0], *[pk for pk in everyone if pk not in nearest][:2], other.memories.first().pk]
-    _, rows = vector_candidate_rows(
-        tenant=tenant, filters=filters, query_embedding=query, k=3, plan=plan, columns=RANK_COLUMNS, also=also
-    )
-    assert [row[0] for row in rows if row[2]] == nearest
-    assert sorted(row[0] for row in rows if not row[2]) == sorted(also[1:3])
-    _, cosine = candidate_rows(tenant=tenant, ids=[row[0] for row in rows], query_embedding=query)
-    assert similarities_of(rows) == pytest.approx(cosine)
+    read = candidate_rows_of((row[0], *row[2:]) for row in rows)
+    for memory in tenant.memories.filter(pk__in=read):
+        assert read[memory.pk].created_epoch == pytest.approx(memory.created_at.timestamp())
+        assert read[memory.pk].confidence == pytest.approx(memory.confidence)
 
 
 @pytest.mark.django_db

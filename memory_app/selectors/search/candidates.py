@@ -291,58 +291,37 @@ def vector_candidate_rows(
     k: int,
     plan: str | None = None,
     columns: str = "",
-    also: Sequence[int] = (),
 ) -> tuple[str, list[tuple[Any, ...]]]:
     """vector_candidates' plan and rows (id, distance); with `columns` (SQL over alias `m`), rows
-    (id, distance, nearest, *columns): a search reads its candidates' rows in the same statement
-    rather than in a second one.
-
-    `also` (with `columns`): ids whose rows the caller wants too (a hybrid search's full-text
-    candidates, found while the query was embedded), with their distance to the query. Those not
-    among the nearest rows follow them, `nearest` false: one statement reads every candidate."""
+    (id, distance, *columns): a search reads its candidates' rows in the same statement rather
+    than in a second one."""
     if k <= 0:
         return "empty", []
-    name, statement, exact, vector = _statement(
+    name, statement, exact, _vector = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     if name == "empty":
         return name, []
     if columns:
         same = statement is exact
-        exact = _with_columns(exact, columns, tenant=tenant, also=also, vector=vector)
-        statement = (
-            exact if same else _with_columns(statement, columns, tenant=tenant, also=also, vector=vector)
-        )
+        exact = _with_columns(exact, columns, tenant=tenant)
+        statement = exact if same else _with_columns(statement, columns, tenant=tenant)
     rows = _run(statement)
-    nearest = sum(1 for row in rows if row[2]) if columns else len(rows)
-    if nearest < k and statement is not exact:
+    if len(rows) < k and statement is not exact:
         # The scan stopped at max_scan_tuples under a selective filter, or the scope is smaller
         # than k: exact finds every row there is.
         name, rows = "exact_fallback", _run(exact)
     return name, rows
 
 
-def _with_columns(
-    statement: Statement, columns: str, *, tenant: Tenant, also: Sequence[int], vector: str
-) -> Statement:
+def _with_columns(statement: Statement, columns: str, *, tenant: Tenant) -> Statement:
     sql, params, local = statement
     # The tenant as a value on the joined table too: Citus then runs the join on the tenant's shard.
-    if not also:
-        wrapped = (
-            f"SELECT c.id, c.distance, true, {columns} FROM ({sql}) c "
-            f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
-        )
-        return wrapped, [*params, tenant.pk], local
-    # The nearest rows first, by distance; then the other wanted rows, by distance too.
     wrapped = (
-        f"WITH c AS MATERIALIZED ({sql}) "
-        f"SELECT c.id, c.distance, true, {columns} FROM c "
-        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id "
-        f"UNION ALL SELECT m.id, m.embedding <=> %s::halfvec, false, {columns} FROM {MEMORY_TABLE} m "
-        "WHERE m.tenant_id = %s AND m.id = ANY(%s) AND m.id NOT IN (SELECT c.id FROM c) "
-        "ORDER BY 3 DESC, 2, 1"
+        f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
+        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
     )
-    return wrapped, [*params, tenant.pk, vector, tenant.pk, list(also)], local
+    return wrapped, [*params, tenant.pk], local
 
 
 def explain_vector_candidates(
@@ -364,19 +343,29 @@ def _tsquery_sql(match: Match) -> str:
 
 
 def fulltext_candidates(
-    *, tenant: Tenant, filters: SearchFilters, query: str, k: int, match: Match = "any"
+    *,
+    tenant: Tenant,
+    filters: SearchFilters,
+    query: str,
+    k: int,
+    match: Match = "any",
+    columns: Sequence[str] = (),
 ) -> list[Candidate]:
-    """Rows whose text matches the query, best ts_rank_cd first. Stop-word-only queries match nothing."""
+    """Rows whose text matches the query, best ts_rank_cd first. Stop-word-only queries match
+    nothing. With `columns` (SQL over alias `m`), each candidate's `row` holds them."""
     if k <= 0 or not query.strip():
         return []
     if match not in ("all", "any"):
         raise ValueError("match must be 'all' or 'any'")
     where, params = filter_sql(tenant=tenant, filters=filters)
+    extra = "".join(f", {column}" for column in columns)
     sql = (
         f"WITH q AS (SELECT {_tsquery_sql(match)} AS query) "
-        f"SELECT m.id, ts_rank_cd(m.search_vector, q.query) AS rank FROM {MEMORY_TABLE} m, q "
+        f"SELECT m.id, ts_rank_cd(m.search_vector, q.query) AS rank{extra} FROM {MEMORY_TABLE} m, q "
         f"WHERE numnode(q.query) > 0 AND m.search_vector @@ q.query AND {where} "
         "ORDER BY rank DESC, m.id LIMIT %s"
     )
     rows = fetch_all(sql, [query, *params, k])
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan="fulltext") for row in rows]
+    return [
+        Candidate(memory_id=row[0], score=float(row[1]), plan="fulltext", row=tuple(row[2:])) for row in rows
+    ]

@@ -47,6 +47,7 @@ of the sample, once per STATS_TTL.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,6 +151,22 @@ class _Bm25:
     k1: float
     b: float
     weight_b: float
+    tenant_id: int
+    columns: tuple[str, ...] = ()  # SQL over alias `m`: read of each scored row, after its score
+
+
+def _fetch_scored(q: _Bm25, sql: str, args: list[Any]) -> list[Row]:
+    """A scoring statement's rows (id, score, ...), each followed by `q.columns` of its memory row:
+    a search reads its BM25 candidates' rows in the statement that found them, not in a round trip
+    of its own after it (the long pole of a 100 k search)."""
+    if not q.columns:
+        return fetch_all(sql, args)
+    # The tenant as a value on the joined table: Citus then runs the join on the tenant's shard.
+    wrapped = (
+        f"SELECT r.*, {', '.join(q.columns)} FROM ({sql}) r "
+        f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = r.id ORDER BY r.score DESC, r.id"
+    )
+    return fetch_all(wrapped, [*args, q.tenant_id])
 
 
 def forget_scope_stats() -> None:
@@ -183,20 +200,30 @@ def bm25_candidates(
     k1: float = 1.2,
     b: float = 0.75,
     weight_b: float = 0.5,
+    columns: Sequence[str] = (),
 ) -> list[Candidate]:
-    """The k best rows of the scope by BM25 of the query's lexemes (any of them), best first."""
+    """The k best rows of the scope by BM25 of the query's lexemes (any of them), best first; with
+    `columns` (SQL over alias `m`), each candidate's `row` holds them, read by the same statement."""
     if k <= 0 or not query.strip():
         return []
     where, params = filter_sql(tenant=tenant, filters=filters)
-    q = _Bm25(where=where, params=params, k=k, k1=k1, b=b, weight_b=weight_b)
+    q = _Bm25(
+        where=where,
+        params=params,
+        k=k,
+        k1=k1,
+        b=b,
+        weight_b=weight_b,
+        tenant_id=tenant.pk,
+        columns=tuple(columns),
+    )
     key = repr((where, params))
     cap = search_config().bm25_term_cap
     cached = _remembered(key)
     small = max(cap, search_config().exact_max_rows)
     if cached is not None and cached.n <= small:
         # A remembered scope of the small plan's size: its statistics, no count, no stats pass.
-        rows = _whole_match(q, query=query, key=key, cached=cached)
-        return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]
+        return _candidates(q, _whole_match(q, query=query, key=key, cached=cached))
     counted = scope_rows(tenant=tenant, filters=filters, cap=small) if cached is None else None
     if counted == 0:  # an empty scope (a tenant without a knowledge base): nothing to score
         return []
@@ -204,7 +231,16 @@ def bm25_candidates(
         rows = _whole_match(q, query=query, key=key, cached=None)
     else:
         rows = _capped(q, query=query, key=key, cap=cap, cached=cached)
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan="bm25") for row in rows]
+    return _candidates(q, rows)
+
+
+def _candidates(q: _Bm25, rows: list[Row]) -> list[Candidate]:
+    """Candidates of scored rows, with their `q.columns` (the rows' last columns) where named."""
+    read = len(q.columns)
+    return [
+        Candidate(memory_id=row[0], score=float(row[1]), plan="bm25", row=tuple(row[-read:]) if read else ())
+        for row in rows
+    ]
 
 
 def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -> list[Row]:
@@ -234,7 +270,7 @@ def _whole_match(q: _Bm25, *, query: str, key: str, cached: ScopeStats | None) -
         LIMIT %s
     """
     args = [query, query, *q.params, *stats_params, q.weight_b, q.k1, q.k1, q.b, q.b, q.k]
-    rows = fetch_all(sql, args)
+    rows = _fetch_scored(q, sql, args)
     if cached is None and rows:
         _remember(key, ScopeStats(time.monotonic(), float(rows[0][2]), float(rows[0][3])))
     return rows
@@ -481,7 +517,7 @@ def _selected_args(q: _Bm25, words: _Words, *, query: str) -> list[Any]:
 def _score(q: _Bm25, *, query: str, words: _Words) -> list[Row]:
     """The k best rows holding a selecting word, best first."""
     sql = f"{_selected_sql(q, words)}\n        SELECT id, score FROM top ORDER BY score DESC, id"
-    return fetch_all(sql, _selected_args(q, words, query=query))
+    return _fetch_scored(q, sql, _selected_args(q, words, query=query))
 
 
 def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[Row]:
@@ -526,4 +562,4 @@ def _score_topped(q: _Bm25, *, query: str, words: _Words, bound: float) -> list[
         *words.score_args(q),
         q.k,
     ]
-    return fetch_all(sql, args)
+    return _fetch_scored(q, sql, args)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,12 +38,13 @@ from memory_app.selectors.search.candidates import (
 from memory_app.selectors.search.lexical import bm25_candidates, forget_scope_stats, forget_table_frequencies
 from memory_app.selectors.search.options import MODES, ResolvedOptions, SearchOptions, resolve_options
 from memory_app.selectors.search.rows import (
+    LEXICAL_COLUMNS,
     RANK_COLUMNS,
     CandidateRow,
     MemberRow,
-    candidate_rows,
     candidate_rows_of,
     hits_of,
+    lexical_rows,
     member_rows,
     similarities_of,
 )
@@ -170,8 +170,9 @@ def query_embedding_of(query: str, tenant: Tenant) -> np.ndarray | None:
 def _lexical(
     *, tenant: Tenant, filters: SearchFilters, query: str, k: int, opts: ResolvedOptions
 ) -> list[Candidate]:
+    """The full-text candidates, each with its row (LEXICAL_COLUMNS) read by the same statement."""
     if opts.lexical == "ts_rank":
-        return fulltext_candidates(tenant=tenant, filters=filters, query=query, k=k)
+        return fulltext_candidates(tenant=tenant, filters=filters, query=query, k=k, columns=LEXICAL_COLUMNS)
     return bm25_candidates(
         tenant=tenant,
         filters=filters,
@@ -180,48 +181,8 @@ def _lexical(
         k1=search_config().bm25_k1,
         b=search_config().bm25_b,
         weight_b=search_config().context_weight,
+        columns=LEXICAL_COLUMNS,
     )
-
-
-@dataclass
-class _Reading:
-    """Candidates, with the rows and similarities read of them (if any)."""
-
-    candidates: list[Candidate]
-    rows: dict[int, CandidateRow] = field(default_factory=dict)
-    cosine: dict[int, float] = field(default_factory=dict)
-
-
-class _RowsHandoff:
-    """Who reads the rows of a hybrid search's BM25 candidates: the vector statement, when BM25 is
-    done by the time the query's vector is (its ids go into that statement: one read of every
-    candidate); else BM25's own thread, beside the vector statement, as soon as it has them (with
-    the query's vector by then, for their similarities). Decided once, by whichever comes first."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._reader: str | None = None  # "vector" or "lexical"
-        self._embedding: np.ndarray | None = None
-
-    def lexical(self, find: Callable[[], list[Candidate]], *, tenant: Tenant) -> _Reading:
-        """BM25's candidates, and their rows when the vector statement is already on its way."""
-        found = find()
-        with self._lock:
-            self._reader = self._reader or "vector"
-            embedding = self._embedding
-        if self._reader == "vector":
-            return _Reading(found)
-        rows, cosine = candidate_rows(
-            tenant=tenant, ids=[c.memory_id for c in found], query_embedding=embedding
-        )
-        return _Reading(found, rows, cosine)
-
-    def claim(self, embedding: np.ndarray) -> bool:
-        """For the vector statement: True when BM25 is done and its rows are the statement's to read."""
-        with self._lock:
-            self._reader = self._reader or "lexical"
-            self._embedding = embedding
-            return self._reader == "vector"
 
 
 def _fuse(
@@ -364,26 +325,14 @@ class _RowsSoFar:
 
 
 def _nearest(
-    *,
-    tenant: Tenant,
-    filters: SearchFilters,
-    embedding: np.ndarray,
-    k: int,
-    also: list[Candidate] | None,
-    read: _RowsSoFar,
+    *, tenant: Tenant, filters: SearchFilters, embedding: np.ndarray, k: int, read: _RowsSoFar
 ) -> list[Candidate]:
-    """The vector candidates, their rows and similarities read in the same statement, and those of
-    `also` (BM25's, when it was done by then): no second read of them."""
+    """The vector candidates, their rows and similarities read in the same statement."""
     plan, found = vector_candidate_rows(
-        tenant=tenant,
-        filters=filters,
-        query_embedding=embedding,
-        k=k,
-        columns=RANK_COLUMNS,
-        also=[c.memory_id for c in also or ()],
+        tenant=tenant, filters=filters, query_embedding=embedding, k=k, columns=RANK_COLUMNS
     )
-    read.add(candidate_rows_of((row[0], *row[3:]) for row in found), similarities_of(found))
-    return [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found if row[2]]
+    read.add(candidate_rows_of((row[0], *row[2:]) for row in found), similarities_of(found))
+    return [Candidate(memory_id=row[0], score=float(row[1]), plan=plan) for row in found]
 
 
 def _start_embedding(
@@ -405,9 +354,8 @@ def _start_halves(
     query: str,
     mode: str,
     query_embedding: np.ndarray | QueryEmbedding | None,
-    handoff: _RowsHandoff,
     lexical: Callable[[], list[Candidate]],
-) -> tuple[np.ndarray | None, QueryEmbedding | None, Beside[_Reading] | None]:
+) -> tuple[np.ndarray | None, QueryEmbedding | None, Beside[list[Candidate]] | None]:
     """The query's vector (given, or started) and, in a hybrid search, BM25 started beside it.
 
     BM25 needs no vector: it runs while the model computes the query's vector, on a connection of
@@ -419,9 +367,9 @@ def _start_halves(
     vector_first = mode == "hybrid" and query_embedding is None and query_embedding_starts_beside(tenant)
     if vector_first:
         embedding, pending = _start_embedding(mode=mode, query=query, tenant=tenant, query_embedding=None)
-    side: Beside[_Reading] | None = None
+    side: Beside[list[Candidate]] | None = None
     if mode == "hybrid":
-        side = run_beside(lambda: handoff.lexical(lexical, tenant=tenant), inline_later=True)
+        side = run_beside(lexical, inline_later=True)
     if not vector_first:
         embedding, pending = _start_embedding(
             mode=mode, query=query, tenant=tenant, query_embedding=query_embedding
@@ -445,13 +393,11 @@ def _gather_candidates(
     read = _RowsSoFar()
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
-        handoff = _RowsHandoff()
         embedding, pending, side = _start_halves(
             tenant=tenant,
             query=query,
             mode=mode,
             query_embedding=query_embedding,
-            handoff=handoff,
             lexical=lambda: _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts),
         )
         phases.lap("embedding")
@@ -466,28 +412,23 @@ def _gather_candidates(
         effective_mode = mode if embedding is not None or mode == "fulltext" else "fulltext"
         vector: list[Candidate] = []
         if embedding is not None:
-            if side is not None and handoff.claim(embedding):
-                lexical = side.result().candidates
-            vector = _nearest(
-                tenant=tenant, filters=filters, embedding=embedding, k=k, also=lexical, read=read
-            )
+            vector = _nearest(tenant=tenant, filters=filters, embedding=embedding, k=k, read=read)
         phases.lap("vector")
         if pending is not None and pending is not query_embedding:
             # Its statistics (and a remote provider's cache row): off the search's path where a
             # pool thread is free.
             run_beside(pending.finish, detached=True)
-        if side is not None and lexical is None:
-            reading = side.result()
-            read.add(reading.rows, reading.cosine)
-            lexical = reading.candidates
+        if side is not None:
+            lexical = side.result()
             phases.lap("lexical_wait")
         if lexical is None:
             lexical = []
             if effective_mode in ("fulltext", "hybrid"):
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)
             phases.lap("lexical")
-    unread = [c.memory_id for c in (*vector, *lexical) if c.memory_id not in read.rows]
-    read.add(*candidate_rows(tenant=tenant, ids=dict.fromkeys(unread), query_embedding=embedding))
+    # The full-text candidates' rows came with them; a vector candidate's similarity is
+    # pgvector's own, so only those the vector statement did not find take theirs from here.
+    read.add(*lexical_rows([c for c in lexical if c.memory_id not in read.rows], query_embedding=embedding))
     phases.lap("rows")
     rows, cosine = read.rows, read.cosine
     return _Found(

@@ -1,13 +1,16 @@
 """The rows a search ranks, read in two steps as plain tuples.
 
-A search fuses ~170 candidates but shows ten. Each candidate is read once, with what ranking
-needs of it (`RANK_COLUMNS`: age and feedback) and its cosine similarity to the query, computed
-by PostgreSQL: by the vector statement itself, for its nearest rows and for BM25's when BM25
-finished while the query was embedded. Only the ~30 rows the ranking keeps are then read with their
-text and vector (what load-time dedup, clustering and MMR compare) and the columns of a hit, in one
-statement (`member_rows`); the shown entries' model instances are built from those tuples. Reading
-every candidate's text and vector (`halfvec_send`, hex-encoded in text results) cost a 10 k search
-~1.7 ms of the statement, and the hits' rows a round trip of their own.
+A search fuses up to twice SEARCH_CANDIDATES candidates but shows ten. Each candidate is read
+once, by the statement that found it, with what ranking needs of it (`RANK_COLUMNS`: age and
+feedback): the vector statement adds each row's cosine similarity to the query (pgvector's), the
+full-text statement each row's vector (`LEXICAL_COLUMNS`), compared with the query's here once
+the model has made it (full text runs beside the model, before the query has a vector). Only the
+~30 rows the ranking keeps are then read with their text and vector (what load-time dedup,
+clustering and MMR compare) and the columns of a hit, in one statement (`member_rows`); the shown
+entries' model instances are built from those tuples. Reading every candidate's text and vector
+cost a 10 k search ~1.7 ms of the statement, and the hits' rows a round trip of their own; a
+100 k search's full-text half read its rows in a round trip after BM25 (~0.3 ms on its longest
+path) before its statements read them.
 """
 
 from __future__ import annotations
@@ -22,13 +25,17 @@ from django.db.models import Field
 
 from memory_app.db import (
     fetch_all,
+    half_precision,
+    halfvec_binary_size,
+    halfvec_matrix,
     halfvecs_from_binary,
     models_from_rows,
-    vector_literal,
 )
 from memory_app.db_routing import read_alias
 from memory_app.models import Memory, Tenant
+from memory_app.retrieval.fusion import cosine_to
 from memory_app.selectors.search.candidates import MEMORY_TABLE
+from memory_app.selectors.search.types import Candidate
 
 # The judge's token rows (models.MemoryTokens), which also keep each text's fact reading.
 TOKENS_TABLE = "memory_app_memorytokens"
@@ -44,7 +51,13 @@ class CandidateRow:
 
 
 # What ranking reads of a candidate's row (CandidateRow's fields after the id).
-RANK_COLUMNS = "extract(epoch FROM m.created_at)::float8, m.confidence, m.helpful_count, m.harmful_count"
+RANK_COLUMN_LIST = (
+    "extract(epoch FROM m.created_at)::float8",
+    "m.confidence",
+    "m.helpful_count",
+    "m.harmful_count",
+)
+RANK_COLUMNS = ", ".join(RANK_COLUMN_LIST)
 
 
 def candidate_rows_of(rows: Iterable[Sequence[Any]]) -> dict[int, CandidateRow]:
@@ -52,25 +65,32 @@ def candidate_rows_of(rows: Iterable[Sequence[Any]]) -> dict[int, CandidateRow]:
     return {row[0]: CandidateRow(row[0], row[1], row[2], row[3], row[4]) for row in rows}
 
 
-def candidate_rows(
-    *, tenant: Tenant, ids: Iterable[int], query_embedding: np.ndarray | None
+# What a full-text candidate's statement reads of its row (`Candidate.row`): the rank columns and
+# the vector, whose similarity to the query is computed here once the query's vector is there
+# (full text runs while the model computes it).
+LEXICAL_COLUMNS = (*RANK_COLUMN_LIST, "halfvec_send(m.embedding)")
+
+
+def lexical_rows(
+    candidates: Sequence[Candidate], *, query_embedding: np.ndarray | None
 ) -> tuple[dict[int, CandidateRow], dict[int, float]]:
-    """The rows of `ids` that still exist, and the cosine similarity to the query of each that has
-    a vector. One array parameter rather than an IN list: the statement's text is then the same at
-    every search (psycopg parsed a new 360-placeholder text each time)."""
-    wanted = list(ids)
-    if not wanted:
-        return {}, {}
+    """The rows of full-text candidates read with LEXICAL_COLUMNS, and the cosine similarity to
+    the query of each with a vector of the query's width (as pgvector's `<=>` computes it on the
+    stored halfvec, in float32)."""
+    read = [c for c in candidates if c.row]
+    ranked = len(RANK_COLUMN_LIST)
+    rows = candidate_rows_of((c.memory_id, *c.row[:ranked]) for c in read)
     if query_embedding is None:
-        distance, params = "NULL::float8", [tenant.pk, wanted]
-    else:
-        distance, params = "m.embedding <=> %s::halfvec", [vector_literal(query_embedding), tenant.pk, wanted]
-    rows = fetch_all(
-        f"SELECT m.id, {distance}, {RANK_COLUMNS} FROM {MEMORY_TABLE} m "
-        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
-        params,
-    )
-    return candidate_rows_of((row[0], *row[2:]) for row in rows), similarities_of(rows)
+        return rows, {}
+    query = half_precision(np.asarray(query_embedding, dtype=np.float32).reshape(1, -1))[0]
+    size = halfvec_binary_size(len(query))
+    # A row stored while the provider was down has no vector; one of another model's width is
+    # not comparable (a reindex is under way): neither gets a similarity, as in the vector half.
+    comparable = [c for c in read if c.row[ranked] is not None and len(c.row[ranked]) == size]
+    if not comparable:
+        return rows, {}
+    similarities = cosine_to(query, halfvec_matrix([c.row[ranked] for c in comparable]))
+    return rows, dict(zip((c.memory_id for c in comparable), similarities.tolist(), strict=True))
 
 
 def similarities_of(rows: Iterable[Sequence[Any]]) -> dict[int, float]:

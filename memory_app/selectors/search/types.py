@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,6 @@ class Candidate:
     score: float  # cosine distance for vector candidates (lower is closer), ts_rank for full text
     # which plan found it: "exact", "hnsw_iterative", "partial_index", "exact_fallback", "fulltext"
     plan: str = ""
+    # Columns of its memory row read by the statement that found it, where the caller named any
+    # (a full-text candidate's rank columns and vector): not part of what was found.
+    row: tuple[Any, ...] = field(default=(), compare=False, repr=False)
