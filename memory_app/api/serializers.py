@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from operator import attrgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from django.utils import timezone
 from rest_framework import ISO_8601, serializers
@@ -15,7 +15,41 @@ from rest_framework.settings import api_settings
 from memory_app.models import Memory
 
 
-class MemoryOutputSerializer(serializers.ModelSerializer):
+class PlannedSerializer(serializers.Serializer):
+    """An output serializer whose `to_representation` of an instance of `planned_types` reads a
+    plan built once per serializer instance: the generic DRF walk looks each field's attribute up
+    through several layers for every row, and a search answers with ~27 fields for each of its hits
+    and 7 of the hit's own; that lookup was most of the response's serialisation. The output is the
+    generic walk's (tests/api/test_represent.py compares); another instance (a dict) takes that
+    walk. Each field is read by its `source` (a PrimaryKeyRelatedField by its key column, as DRF's
+    pk-only optimisation does; `*` gives the instance), None stays None, and the field's own
+    `to_representation` converts the rest (a plain char, integer or float field by its type, a
+    datetime in DRF's default format and zone directly)."""
+
+    planned_types: ClassVar[tuple[type, ...]] = ()
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        if not isinstance(instance, self.planned_types):
+            return dict(super().to_representation(instance))
+        plan = self.__dict__.get("_plan")
+        if plan is None:
+            plan = self.__dict__["_plan"] = _plan(self)
+        # DRF looks the current time zone up for each datetime field; it is the same for the row.
+        zone = timezone.get_current_timezone()
+        out: dict[str, Any] = {}
+        for name, is_datetime, read, convert in plan:
+            value = read(instance)
+            if value is None:
+                out[name] = None
+            elif is_datetime and isinstance(value, datetime) and timezone.is_aware(value):
+                out[name] = _iso(value.astimezone(zone))
+            else:
+                out[name] = convert(value)
+        return out
+
+
+class MemoryOutputSerializer(PlannedSerializer, serializers.ModelSerializer):
+    planned_types = (Memory,)
     supersedes = serializers.SerializerMethodField(
         help_text=(
             "ids of the memories this one directly replaced (merged from or superseded), ascending; "
@@ -58,31 +92,6 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        """The generic DRF walk, read from a plan built once per serializer: a search answers with
-        ~27 fields for each of its hits, and DRF's per-field attribute lookup was most of the
-        serializer's cost. The output is the generic one's (tests/api/test_represent.py compares)."""
-        if not isinstance(instance, Memory):
-            return super().to_representation(instance)
-        plan = self.__dict__.get("_plan")
-        if plan is None:
-            plan = self.__dict__["_plan"] = _plan(self)
-        # DRF looks the current time zone up for each datetime field; it is the same for the row.
-        zone = timezone.get_current_timezone()
-        out: dict[str, Any] = {}
-        for name, kind, read, convert in plan:
-            if kind == "method":
-                out[name] = self.get_supersedes(instance)
-                continue
-            value = read(instance)
-            if value is None:
-                out[name] = None
-            elif kind == "datetime" and isinstance(value, datetime) and timezone.is_aware(value):
-                out[name] = _iso(value.astimezone(zone))
-            else:
-                out[name] = convert(value)
-        return out
-
     def get_supersedes(self, obj: Memory) -> list[int]:
         # Views fill `supersedes_ids` for a whole page at once (selectors.memories.
         # memory_supersedes_attach); a memory serialized without it costs one query, never a wrong [].
@@ -92,8 +101,8 @@ class MemoryOutputSerializer(serializers.ModelSerializer):
         return list(attached)
 
 
-# (name, kind: "method" | "datetime" | "value", read the attribute, convert a non-None value)
-_Step = tuple[str, str, Callable[[Any], Any], Callable[[Any], Any]]
+# (name, a datetime in DRF's default format, read the attribute, convert a non-None value)
+_Step = tuple[str, bool, Callable[[Any], Any], Callable[[Any], Any]]
 # Fields whose DRF to_representation is the plain conversion; the others keep their own.
 _PLAIN: dict[type, Callable[[Any], Any]] = {
     serializers.CharField: str,
@@ -113,21 +122,19 @@ def _iso(value: datetime) -> str:
 
 
 def _plan(serializer: serializers.Serializer) -> list[_Step]:
-    """One `_Step` per field. A datetime field in DRF's default format and zone is a "datetime"
-    step (an aware value: `_iso`; a naive one: the field's own conversion)."""
+    """One `_Step` per readable field, in the serializer's order."""
     steps: list[_Step] = []
     for field in serializer._readable_fields:
         name = str(field.field_name)
-        if isinstance(field, serializers.SerializerMethodField):
-            steps.append((name, "method", str, str))
+        if field.source == "*":  # a method field, or one given the whole instance
+            steps.append((name, False, _same, field.to_representation))
             continue
         source = ".".join(field.source_attrs)
         if isinstance(field, serializers.PrimaryKeyRelatedField):
-            source += "_id"  # the key itself, as DRF's pk-only optimisation reads it
-            steps.append((name, "value", attrgetter(source), _same))
+            steps.append((name, False, attrgetter(source + "_id"), _same))
             continue
-        kind = "datetime" if _default_datetime(field) else "value"
-        steps.append((name, kind, attrgetter(source), _PLAIN.get(type(field), field.to_representation)))
+        convert = _PLAIN.get(type(field), field.to_representation)
+        steps.append((name, _default_datetime(field), attrgetter(source), convert))
     return steps
 
 

@@ -93,3 +93,42 @@ def test_a_memory_is_represented_as_drfs_generic_walk_represents_it() -> None:
         assert json.dumps(serializer.to_representation(memory), default=str) == json.dumps(
             generic, default=str
         )
+
+
+def test_a_search_hit_and_a_context_fact_are_represented_as_drfs_generic_walk_represents_them() -> None:
+    from rest_framework import serializers
+
+    from memory_app.api.views.context import ContextFactSerializer
+    from memory_app.api.views.search import SearchHitSerializer
+    from memory_app.selectors.context.injection import ContextFact
+    from memory_app.selectors.search.query import SearchHit
+
+    tenant = TenantFactory()
+    memory = MemoryFactory(tenant=tenant, text="User's sister lives in Lisbon 🇵🇹")
+    memory_supersedes_attach(tenant=tenant, memories=[memory])
+    hits = [
+        SearchHit(memory=memory, score=0.71, text=memory.text, member_ids=[memory.pk, 7], cluster=2),
+        SearchHit(
+            memory=memory,
+            score=1,
+            text="shown",
+            member_ids=[],
+            vector_score=0.5,
+            lexical_score=3,
+            relevance=0.4,
+        ),
+    ]
+    serializer = SearchHitSerializer()
+    for hit in hits:
+        generic = serializers.Serializer.to_representation(serializer, hit)
+        assert json.dumps(serializer.to_representation(hit), default=str) == json.dumps(generic, default=str)
+    facts = [
+        ContextFact(memory=memory, text=memory.text, score=0.5, similarity=None, member_ids=[memory.pk]),
+        ContextFact(memory=memory, text="t", score=1, similarity=0.25, member_ids=[]),
+    ]
+    fact_serializer = ContextFactSerializer()
+    for fact in facts:
+        generic = serializers.Serializer.to_representation(fact_serializer, fact)
+        assert json.dumps(fact_serializer.to_representation(fact), default=str) == json.dumps(
+            generic, default=str
+        )

@@ -15,18 +15,19 @@ from memory_app.api.auth import tenant_of
 from memory_app.api.consistency import CONSISTENCY_PARAMETER, read_counting_access
 from memory_app.api.conversation_serializers import ID
 from memory_app.api.scope import ScopeFields
-from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, represent
+from memory_app.api.serializers import ErrorSerializer, MemoryOutputSerializer, PlannedSerializer, represent
 from memory_app.api.strict import StrictSerializer, validated_input
 from memory_app.api.time_fields import QueryTimeFields, time_query_from, time_window_field
 from memory_app.api.views.search import MAX_QUERY_CHARS, SearchFilterSerializer, filters_from
 from memory_app.conf import context_config
 from memory_app.models.shortterm import MessageRole
-from memory_app.selectors.context.injection import memory_context
+from memory_app.selectors.context.injection import ContextFact, memory_context
 from memory_app.selectors.context.turn import ContextRequest, context_all, shown_memory_ids
 from memory_app.selectors.memories import memory_supersedes_attach
 
 
-class ContextFactSerializer(serializers.Serializer):
+class ContextFactSerializer(PlannedSerializer):
+    planned_types = (ContextFact,)
     memory = MemoryOutputSerializer()
     text = serializers.CharField()
     score = serializers.FloatField(

@@ -17,6 +17,7 @@ from memory_app.api.scope import ScopeFields
 from memory_app.api.serializers import (
     MEMORY_FIELDS,
     MemoryOutputSerializer,
+    PlannedSerializer,
     memory_fields_parse,
     memory_trimmed,
     represent,
@@ -27,7 +28,7 @@ from memory_app.models.memory import MemoryKind
 from memory_app.overrides import SEARCH_KNOBS
 from memory_app.selectors.memories import memory_supersedes_attach
 from memory_app.selectors.search.options import MODES
-from memory_app.selectors.search.query import SearchFilters, SearchOptions, memory_search
+from memory_app.selectors.search.query import SearchFilters, SearchHit, SearchOptions, memory_search
 
 MAX_QUERY_CHARS = 4000
 SearchOverrideFields = overrides_serializer("SearchOverrideFields", SEARCH_KNOBS)
@@ -75,7 +76,8 @@ def filters_from(data: dict[str, Any]) -> SearchFilters:
     return SearchFilters(**values)
 
 
-class SearchHitSerializer(serializers.Serializer):
+class SearchHitSerializer(PlannedSerializer):
+    planned_types = (SearchHit,)
     memory = MemoryOutputSerializer()
     text = serializers.CharField(
         help_text="display text: the memory's own (a deduplicated group shows its best-ranked member)"
