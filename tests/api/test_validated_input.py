@@ -73,3 +73,29 @@ def test_threads_validate_side_by_side_without_seeing_each_others_input():
     for thread in threads:
         thread.join()
     assert all(all(outcome) for outcome in results.values()) and len(results) == 4
+
+
+def test_a_store_batch_read_through_one_bound_serializer_gives_each_item_its_own_fields_and_errors():
+    from memory_app.api.store_serializers import MemoryStoreInputSerializer
+    from memory_app.api.views.memories import parse_store_items
+    from memory_app.errors import ApplicationError
+
+    batch = [
+        {"text": "User likes tea", "user_id": "u1", "topics": ["drinks"]},
+        {"text": "", "user_id": "u1"},
+        {"text": "Paris is in France", "kind": "semantic", "confidence": 0.5},
+        {"text": "x", "user_id": "u1", "confidence": 7},
+    ]
+    with pytest.raises(ApplicationError) as caught:
+        parse_store_items(batch)
+    assert set(caught.value.fields) == {"items[1].text", "items[3].confidence"}
+
+    items, many = parse_store_items([batch[0], batch[2]])
+    fresh = []
+    for raw in (batch[0], batch[2]):
+        serializer = MemoryStoreInputSerializer(data=raw)
+        assert serializer.is_valid()
+        fresh.append(serializer.validated_data)
+    assert many and [(i.text, i.topics, i.kind, i.confidence) for i in items] == [
+        (f["text"], tuple(f.get("topics", ())), f["kind"], f.get("confidence")) for f in fresh
+    ]

@@ -27,6 +27,7 @@ from memory_app.api.store_serializers import (
     StoreOptionsSerializer,
     StoreOutcomeSerializer,
 )
+from memory_app.api.strict import bound_input, validated_input
 from memory_app.conf import store_config
 from memory_app.db_routing import run_read
 from memory_app.errors import ApplicationError
@@ -80,7 +81,7 @@ def parse_store_items(payload: Any) -> tuple[list[MemoryInput], bool]:
     items: list[MemoryInput] = []
     errors: dict[str, Any] = {}
     for index, raw in enumerate(raw_items):
-        serializer = MemoryStoreInputSerializer(data=raw)
+        serializer = bound_input(MemoryStoreInputSerializer, raw)
         if not serializer.is_valid():
             for name, messages in flatten_errors(serializer.errors).items():
                 errors[f"items[{index}].{name}" if many else name] = messages
@@ -213,11 +214,10 @@ class MemoryCollectionApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        params = StoreOptionsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
+        params = validated_input(StoreOptionsSerializer, request.query_params)
         items, many = parse_store_items(request.data)
         tenant = tenant_of(request)
-        outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(**params.validated_data))
+        outcomes = memory_store(tenant=tenant, items=items, options=StoreOverrides(**params))
         data = outcome_data(tenant, outcomes)
         wrote = any(o.outcome != "duplicate_of" for o in outcomes)
         return Response(data if many else data[0], status=201 if wrote else 200)
