@@ -129,7 +129,7 @@ def full_bm25(tenant: Any, filters: Any, query: str, weights: dict[str, float]) 
     from memory_app.selectors.search.candidates import filter_sql
 
     where, params = filter_sql(tenant=tenant, filters=filters)
-    whole = lexical._Bm25(where=where, params=params, k=20_000, **weights)
+    whole = lexical._Bm25(where=where, params=params, k=20_000, tenant_id=tenant.pk, **weights)
     return {row[0]: float(row[1]) for row in lexical._whole_match(whole, query=query, key="", cached=None)}
 
 
