@@ -13,7 +13,8 @@ from memory_app.api.conversation_serializers import (
     InteractionBatchInputSerializer,
     InteractionInputSerializer,
 )
-from memory_app.api.serializers import ErrorSerializer
+from memory_app.api.serializers import ErrorSerializer, represent
+from memory_app.api.strict import validated_input
 from memory_app.api.views.procedures import ProcedureOutputSerializer
 from memory_app.api.views.sessions import SessionOutputSerializer
 from memory_app.services.kinds.interactions import InteractionInput, interaction_store
@@ -127,10 +128,9 @@ class InteractionsApi(APIView):
         examples=[INTERACTION_EXAMPLE, PAIR_EXAMPLE, STORED_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
-        data = self.InteractionInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = interaction_store(tenant=tenant_of(request), data=InteractionInput(**data.validated_data))
-        return Response(self.InteractionOutputSerializer(result).data, status=201)
+        values = validated_input(self.InteractionInputSerializer, request.data)
+        result = interaction_store(tenant=tenant_of(request), data=InteractionInput(**values))
+        return Response(represent(self.InteractionOutputSerializer, result), status=201)
 
 
 class InteractionsBatchApi(APIView):
@@ -157,12 +157,10 @@ class InteractionsBatchApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        data = InteractionBatchInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        values = validated_input(InteractionBatchInputSerializer, request.data)
         tenant = tenant_of(request)
         results = [
-            interaction_store(tenant=tenant, data=InteractionInput(**item))
-            for item in data.validated_data["interactions"]
+            interaction_store(tenant=tenant, data=InteractionInput(**item)) for item in values["interactions"]
         ]
-        output = InteractionsApi.InteractionOutputSerializer(results, many=True).data
+        output = [represent(InteractionsApi.InteractionOutputSerializer, result) for result in results]
         return Response({"results": output}, status=201)
