@@ -8,8 +8,8 @@ from rest_framework.views import APIView
 
 from memory_app.api.auth import tenant_of
 from memory_app.api.overrides import knob_field
-from memory_app.api.serializers import ErrorSerializer
-from memory_app.api.strict import StrictSerializer
+from memory_app.api.serializers import ErrorSerializer, represent
+from memory_app.api.strict import StrictSerializer, validated_input
 from memory_app.models import ConversationSession, SessionMessage
 from memory_app.models.shortterm import MessageRole
 from memory_app.overrides import SESSION_KNOBS
@@ -123,9 +123,7 @@ class SessionMessagesApi(APIView):
         responses={201: SessionAppendOutputSerializer, 400: ErrorSerializer, 409: ErrorSerializer},
     )
     def post(self, request: Request, session_id: str) -> Response:
-        data = self.SessionAppendInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated_input(self.SessionAppendInputSerializer, request.data)
         result = session_append(
             tenant=tenant_of(request),
             session_id=session_id,
@@ -143,7 +141,7 @@ class SessionMessagesApi(APIView):
             agent_id=v["agent_id"],
             context_window_tokens=v.get("context_window_tokens"),
         )
-        return Response(self.SessionAppendOutputSerializer(result).data, status=201)
+        return Response(represent(self.SessionAppendOutputSerializer, result), status=201)
 
 
 class SessionDetailApi(APIView):
@@ -169,11 +167,12 @@ class SessionDetailApi(APIView):
         responses={200: SessionGetOutputSerializer, 404: ErrorSerializer},
     )
     def get(self, request: Request, session_id: str) -> Response:
-        params = self.SessionGetParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
+        params = validated_input(self.SessionGetParamsSerializer, request.query_params)
         session = session_get(tenant=tenant_of(request), session_id=session_id)
-        messages = session_messages(session=session, limit=params.validated_data.get("limit"))
-        return Response(self.SessionGetOutputSerializer({"session": session, "messages": messages}).data)
+        messages = session_messages(session=session, limit=params.get("limit"))
+        return Response(
+            represent(self.SessionGetOutputSerializer, {"session": session, "messages": messages})
+        )
 
     @extend_schema(
         parameters=[SessionDeleteParamsSerializer],
