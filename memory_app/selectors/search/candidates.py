@@ -242,9 +242,8 @@ def _run(statement: Statement, *, explain: bool = False) -> list[tuple[Any, ...]
 
 def _statement(
     *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None
-) -> tuple[str, Statement, Statement, str]:
-    """The chosen plan's name, its statement, the exact statement (its fallback) and the query's
-    vector as the statements' literal."""
+) -> tuple[str, Statement, Statement]:
+    """The chosen plan's name, its statement and the exact statement (its fallback)."""
     try:
         vector = vector_literal(query_embedding)
     except ValueError:
@@ -256,7 +255,7 @@ def _statement(
     exact = _exact_statement(where=where, params=params, vector=vector, k=k)
     if chosen.plan == "exact":
         # A scope counted empty (a tenant without a knowledge base) has no candidate to look for.
-        return ("empty" if chosen.scope_rows == 0 else "exact"), exact, exact, vector
+        return ("empty" if chosen.scope_rows == 0 else "exact"), exact, exact
     if chosen.plan not in ("partial_index", "hnsw_iterative"):
         raise ValueError(f"unknown plan {chosen.plan!r}")
     ef_search = chosen.ef_search or (
@@ -265,7 +264,7 @@ def _statement(
         else search_config().hnsw_ef_search
     )
     hnsw = _hnsw_statement(where=where, params=params, vector=vector, k=k, ef_search=ef_search)
-    return chosen.plan, hnsw, exact, vector
+    return chosen.plan, hnsw, exact
 
 
 def vector_candidates(
@@ -290,14 +289,14 @@ def vector_candidate_rows(
     query_embedding: np.ndarray,
     k: int,
     plan: str | None = None,
-    columns: str = "",
+    columns: Sequence[str] = (),
 ) -> tuple[str, list[tuple[Any, ...]]]:
     """vector_candidates' plan and rows (id, distance); with `columns` (SQL over alias `m`), rows
     (id, distance, *columns): a search reads its candidates' rows in the same statement rather
     than in a second one."""
     if k <= 0:
         return "empty", []
-    name, statement, exact, _vector = _statement(
+    name, statement, exact = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     if name == "empty":
@@ -314,11 +313,11 @@ def vector_candidate_rows(
     return name, rows
 
 
-def _with_columns(statement: Statement, columns: str, *, tenant: Tenant) -> Statement:
+def _with_columns(statement: Statement, columns: Sequence[str], *, tenant: Tenant) -> Statement:
     sql, params, local = statement
     # The tenant as a value on the joined table too: Citus then runs the join on the tenant's shard.
     wrapped = (
-        f"SELECT c.id, c.distance, {columns} FROM ({sql}) c "
+        f"SELECT c.id, c.distance, {', '.join(columns)} FROM ({sql}) c "
         f"JOIN {MEMORY_TABLE} m ON m.tenant_id = %s AND m.id = c.id ORDER BY c.distance, c.id"
     )
     return wrapped, [*params, tenant.pk], local
@@ -328,7 +327,7 @@ def explain_vector_candidates(
     *, tenant: Tenant, filters: SearchFilters, query_embedding: np.ndarray, k: int, plan: str | None = None
 ) -> str:
     """PostgreSQL's plan for the query vector_candidates would run (which index serves it)."""
-    _name, statement, _exact, _vector = _statement(
+    _name, statement, _exact = _statement(
         tenant=tenant, filters=filters, query_embedding=query_embedding, k=k, plan=plan
     )
     return "\n".join(row[0] for row in _run(statement, explain=True))

@@ -389,7 +389,6 @@ def _gather_candidates(
     phases: _Phases,
 ) -> _Found:
     """The vector and full-text candidates; a query that could not be embedded searches full text."""
-    lexical: list[Candidate] | None = None
     read = _RowsSoFar()
     # BM25's plan and the vector plan both count the scope: once per search.
     with one_count_per_scope():
@@ -421,7 +420,7 @@ def _gather_candidates(
         if side is not None:
             lexical = side.result()
             phases.lap("lexical_wait")
-        if lexical is None:
+        else:
             lexical = []
             if effective_mode in ("fulltext", "hybrid"):
                 lexical = _lexical(tenant=tenant, filters=filters, query=query, k=k, opts=opts)

@@ -8,9 +8,8 @@ the model has made it (full text runs beside the model, before the query has a v
 ~30 rows the ranking keeps are then read with their text and vector (what load-time dedup,
 clustering and MMR compare) and the columns of a hit, in one statement (`member_rows`); the shown
 entries' model instances are built from those tuples. Reading every candidate's text and vector
-cost a 10 k search ~1.7 ms of the statement, and the hits' rows a round trip of their own; a
-100 k search's full-text half read its rows in a round trip after BM25 (~0.3 ms on its longest
-path) before its statements read them.
+cost a 10 k search ~1.7 ms of the statement, the hits' rows a round trip of their own, and a
+second read of BM25's rows ~0.3 ms on a 100 k search's longest path.
 """
 
 from __future__ import annotations
@@ -51,13 +50,12 @@ class CandidateRow:
 
 
 # What ranking reads of a candidate's row (CandidateRow's fields after the id).
-RANK_COLUMN_LIST = (
+RANK_COLUMNS = (
     "extract(epoch FROM m.created_at)::float8",
     "m.confidence",
     "m.helpful_count",
     "m.harmful_count",
 )
-RANK_COLUMNS = ", ".join(RANK_COLUMN_LIST)
 
 
 def candidate_rows_of(rows: Iterable[Sequence[Any]]) -> dict[int, CandidateRow]:
@@ -68,7 +66,7 @@ def candidate_rows_of(rows: Iterable[Sequence[Any]]) -> dict[int, CandidateRow]:
 # What a full-text candidate's statement reads of its row (`Candidate.row`): the rank columns and
 # the vector, whose similarity to the query is computed here once the query's vector is there
 # (full text runs while the model computes it).
-LEXICAL_COLUMNS = (*RANK_COLUMN_LIST, "halfvec_send(m.embedding)")
+LEXICAL_COLUMNS = (*RANK_COLUMNS, "halfvec_send(m.embedding)")
 
 
 def lexical_rows(
@@ -78,7 +76,7 @@ def lexical_rows(
     the query of each with a vector of the query's width (as pgvector's `<=>` computes it on the
     stored halfvec, in float32)."""
     read = [c for c in candidates if c.row]
-    ranked = len(RANK_COLUMN_LIST)
+    ranked = len(RANK_COLUMNS)
     rows = candidate_rows_of((c.memory_id, *c.row[:ranked]) for c in read)
     if query_embedding is None:
         return rows, {}
