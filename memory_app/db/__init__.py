@@ -20,7 +20,14 @@ from memory_app.db.pgsettings import (
     set_local,
     set_local_sql,
 )
-from memory_app.db.queries import checked_by_first_statement, copy_out, execute, fetch_all, fetch_one
+from memory_app.db.queries import (
+    checked_by_first_statement,
+    copy_out,
+    execute,
+    fetch_all,
+    fetch_all_prepared,
+    fetch_one,
+)
 from memory_app.db.statements import (
     assert_client_side_binding,
     execute_all,
@@ -58,6 +65,7 @@ __all__ = [
     "execute",
     "execute_all",
     "fetch_all",
+    "fetch_all_prepared",
     "fetch_all_with",
     "fetch_one",
     "half_precision",

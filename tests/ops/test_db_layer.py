@@ -19,6 +19,7 @@ from memory_app.db import (
     count_up_to,
     execute_all,
     fetch_all,
+    fetch_all_prepared,
     fetch_one,
     halfvec_from_binary,
     halfvecs_from_binary,
@@ -269,3 +270,52 @@ def test_an_api_key_is_checked_on_a_connection_the_database_dropped() -> None:
     connection.health_check_done = True
     found = api_key_authenticate(raw_key=issued.raw_key)
     assert found is not None and found.pk == issued.api_key.pk
+
+
+def _prepared_statements() -> list[str]:
+    return [row[0] for row in fetch_all("SELECT statement FROM pg_prepared_statements")]
+
+
+PREPARED_READ = (
+    "SELECT id, text FROM memory_app_memory WHERE tenant_id = %s AND id = ANY(%s::bigint[]) ORDER BY id"
+)
+
+
+@pytest.mark.django_db
+def test_a_prepared_read_gives_the_rows_of_the_same_read_unprepared_and_is_planned_once() -> None:
+    first, second = MemoryFactory(), MemoryFactory()
+    params = [first.tenant_id, [first.pk, second.pk]]
+    for _ in range(7):  # past the five custom plans PostgreSQL makes before it tries a generic one
+        assert fetch_all_prepared(PREPARED_READ, params) == fetch_all(PREPARED_READ, params)
+    [(generic, custom)] = fetch_all(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = %s",
+        [PREPARED_READ.replace("%s", "$1", 1).replace("%s", "$2", 1)],
+    )
+    assert custom + generic == 7 and generic >= 1
+
+
+@pytest.mark.django_db
+def test_a_prepared_read_fails_as_django_errors_do_and_leaves_no_other_statement_prepared() -> None:
+    from django.db import ProgrammingError
+
+    with pytest.raises(ProgrammingError), transaction.atomic():
+        fetch_all_prepared("SELECT no_such_column FROM memory_app_memory WHERE tenant_id = %s", [1])
+    fetch_all("SELECT id FROM memory_app_memory WHERE tenant_id = %s AND id = %s", [1, 1])
+    prepared = _prepared_statements()
+    assert not [
+        s
+        for s in prepared
+        if "no_such_column" in s
+        or s.startswith("SELECT id FROM memory_app_memory WHERE tenant_id = $1 AND id")
+    ]
+
+
+@pytest.mark.django_db
+def test_where_django_logs_queries_a_prepared_read_runs_unprepared_and_is_logged() -> None:
+    memory = MemoryFactory()
+    logged = f"{PREPARED_READ} -- logged"
+    with CaptureQueriesContext(connection) as queries:
+        rows = fetch_all_prepared(logged, [memory.tenant_id, [memory.pk]])
+    assert rows == [(memory.pk, memory.text)]
+    assert [q["sql"] for q in queries.captured_queries if "-- logged" in q["sql"]]
+    assert not [s for s in _prepared_statements() if "-- logged" in s]

@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from pgvector.django.vector import Vector
 
 from memory_app.conf import embeddings_config
-from memory_app.db import execute_all, fetch_all, insert_sql, set_local_sql
+from memory_app.db import execute_all, fetch_all_prepared, insert_sql, set_local_sql
 from memory_app.embeddings.breaker import provider_embed_begin
 from memory_app.embeddings.cache.keys import CacheKeys
 from memory_app.embeddings.cache.near import (
@@ -285,7 +285,9 @@ def _hash_tiers(keys: CacheKeys, model: str, todo: list[_Item]) -> list[_Item]:
                 "ORDER BY text_hash, text, id)"
             )
             params += [keys.tenant_id, list(plain), model]
-        return fetch_all(sql, params)
+        # Prepared: the same statement on every embed call, planned once per connection (planning
+        # was ~0.3 of its ~0.4 ms in PostgreSQL).
+        return fetch_all_prepared(sql, params)
 
     rows = _guarded("lookup", lookup)
     if rows is None:

@@ -23,7 +23,7 @@ import numpy as np
 from django.db.models import Field
 
 from memory_app.db import (
-    fetch_all,
+    fetch_all_prepared,
     half_precision,
     halfvec_binary_size,
     halfvec_matrix,
@@ -137,10 +137,11 @@ def member_rows(
     if not ids:
         return {}
     columns, _ = _hit_columns(fields)
-    rows = fetch_all(
+    # Prepared: the same statement every search, planned once per connection (db.fetch_all_prepared).
+    rows = fetch_all_prepared(
         f"SELECT m.id, m.text, halfvec_send(m.embedding), t.fact_reading, {columns} "
         f"FROM {MEMORY_TABLE} m LEFT JOIN {TOKENS_TABLE} t ON t.tenant_id = %s AND t.memory_id = m.id "
-        "WHERE m.tenant_id = %s AND m.id = ANY(%s)",
+        "WHERE m.tenant_id = %s AND m.id = ANY(%s::bigint[])",
         [*([tenant.pk] if fields is None else []), tenant.pk, tenant.pk, list(ids)],
     )
     vectors = halfvecs_from_binary([row[2] for row in rows])
