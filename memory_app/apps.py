@@ -13,6 +13,16 @@ class MemoryAppConfig(AppConfig):
         schema_extensions_load()
         self.word_model_connect()
         self.requests_count()
+        self.timestamps_fast()
+
+    @staticmethod
+    def timestamps_fast() -> None:
+        """Every new PostgreSQL connection reads timestamptz with Python's C parser (db/timestamps.py)."""
+        from django.db.backends.signals import connection_created
+
+        from memory_app.db.timestamps import timestamps_fast_install
+
+        connection_created.connect(timestamps_fast_install, dispatch_uid="timestamps-fast")
 
     @staticmethod
     def requests_count() -> None:
