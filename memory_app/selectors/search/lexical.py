@@ -52,7 +52,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_app.conf import search_config
-from memory_app.db import ElementFrequencies, count_up_to, element_frequencies, fetch_all, fetch_one
+from memory_app.db import (
+    ElementFrequencies,
+    count_up_to,
+    element_frequencies,
+    fetch_all,
+    fetch_all_prepared,
+    fetch_one,
+)
 from memory_app.models import Tenant
 from memory_app.retrieval.bm25 import common_only_bound, common_words, top_is_exact, within_budget
 from memory_app.selectors.search.candidates import MEMORY_TABLE, filter_sql, scope_rows
@@ -314,11 +321,12 @@ def _table_estimate(lexeme: str, *, cap: int) -> float:
 
 
 def _query_lexemes(query: str) -> dict[str, str]:
-    """The query's lexemes, each with its quoted tsquery text."""
+    """The query's lexemes, each with its quoted tsquery text (prepared: one plan whatever the
+    query)."""
     return dict(
-        fetch_all(
+        fetch_all_prepared(
             "SELECT l, array_to_tsvector(ARRAY[l])::text "
-            "FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l",
+            "FROM unnest(tsvector_to_array(to_tsvector('english', %s::text))) l",
             [query],
         )
     )
