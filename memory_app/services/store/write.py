@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memory_app.db import advisory_xact_lock
+from memory_app.db import advisory_xact_lock, fetch_all_prepared
 from memory_app.db.conflicts import retry_on_conflict
 from memory_app.embeddings import EmbeddingJob, embed_texts_begin, embedding_model_name
 from memory_app.errors import ApplicationError
@@ -205,8 +205,22 @@ def _same_text(tenant: Tenant, item: MemoryInput, *, status: str) -> QuerySet[Me
     )
 
 
+# The active row of the item's scope with its text, if any (memory_active_text_unique: at most one),
+# read as `_same_text(...).only("id", "topics", "entities").first()` would read it: prepared, as
+# every store asks it (building and planning that queryset cost a store ~0.35 ms).
+_ACTIVE_TWIN = (
+    f"SELECT id, topics, entities FROM {Memory._meta.db_table} WHERE tenant_id = %s AND text_hash = %s "
+    "AND user_id = %s AND namespace = %s AND kind = %s AND status = 'active' ORDER BY id LIMIT 1"
+)
+
+
 def _active_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
-    return _same_text(tenant, item, status=MemoryStatus.ACTIVE).only("id", "topics", "entities").first()
+    rows = fetch_all_prepared(
+        _ACTIVE_TWIN,
+        [tenant.pk, normalized_hash(item.text), item.user_id, item.namespace, item.kind],
+        using=DEFAULT_DB_ALIAS,
+    )
+    return Memory.from_db(DEFAULT_DB_ALIAS, ["id", "topics", "entities"], rows[0]) if rows else None
 
 
 def _merged_twin(tenant: Tenant, item: MemoryInput) -> Memory | None:
