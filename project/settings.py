@@ -141,6 +141,7 @@ DATABASES = {
 # so instead (project/citus_backend: the SQL Django writes in the forms Citus routes).
 if variables.DATABASE_CITUS.read() and DATABASE_URL:
     DATABASES["default"]["ENGINE"] = CITUS_ENGINE
+DATABASE_PREPARED_STATEMENTS = variables.DATABASE_PREPARED_STATEMENTS.read()
 # Read replicas (streaming standbys of DATABASES["default"]): the read-only API paths use a healthy
 # one (memory_app/db_routing.py); a replica further behind than the lag limit, or down, is skipped.
 DATABASE_REPLICA_URLS = variables.DATABASE_REPLICA_URLS.read()

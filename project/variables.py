@@ -137,6 +137,14 @@ DATABASE_CITUS = flag(
     "have recognised it)",
     **_OPS,
 )
+DATABASE_PREPARED_STATEMENTS = flag(
+    "DATABASE_PREPARED_STATEMENTS",
+    True,
+    "prepare on each connection the few statements every request runs with one plan (the API key's "
+    "and the embedding cache's lookups, a search's kept rows, a store's same-text check); `false` "
+    "behind a pooler that does not keep a session's prepared statements",
+    **_OPS,
+)
 DATABASE_REPLICA_URLS = names(
     "DATABASE_REPLICA_URLS",
     [],

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import psycopg
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg import sql as pgsql
@@ -56,9 +57,10 @@ def fetch_all_prepared(statement: str, params: Params = None, *, using: str | No
     must see a value (BM25's words choose between a scan and an index: selectors/search/lexical.py).
     Through Django's cursor wrapper, so its execute wrappers and error translation see the
     statement as they see fetch_all's. Where Django logs queries (DEBUG, a test capturing them) it
-    runs as fetch_all runs it: a prepared run leaves psycopg no query text to log."""
+    runs as fetch_all runs it (a prepared run leaves psycopg no query text to log), and so it does
+    with DATABASE_PREPARED_STATEMENTS off (behind a pooler that drops prepared statements)."""
     wrapper = connections[using or read_alias()]
-    if wrapper.queries_logged:
+    if wrapper.queries_logged or not settings.DATABASE_PREPARED_STATEMENTS:
         return fetch_all(statement, params, using=wrapper.alias)
     wrapper.ensure_connection()
     wrapper.validate_thread_sharing()

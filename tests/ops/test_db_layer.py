@@ -319,3 +319,12 @@ def test_where_django_logs_queries_a_prepared_read_runs_unprepared_and_is_logged
     assert rows == [(memory.pk, memory.text)]
     assert [q["sql"] for q in queries.captured_queries if "-- logged" in q["sql"]]
     assert not [s for s in _prepared_statements() if "-- logged" in s]
+
+
+@pytest.mark.django_db
+def test_with_prepared_statements_off_a_prepared_read_runs_unprepared(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    memory = MemoryFactory()
+    unprepared = f"{PREPARED_READ} -- off"
+    assert fetch_all_prepared(unprepared, [memory.tenant_id, [memory.pk]]) == [(memory.pk, memory.text)]
+    assert not [s for s in _prepared_statements() if "-- off" in s]
