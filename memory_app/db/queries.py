@@ -62,6 +62,8 @@ def fetch_all_prepared(statement: str, params: Params = None, *, using: str | No
     wrapper = connections[using or read_alias()]
     if wrapper.queries_logged or not settings.DATABASE_PREPARED_STATEMENTS:
         return fetch_all(statement, params, using=wrapper.alias)
+    # As Django's own cursor() starts: its once-a-request health check, then the connection.
+    wrapper.close_if_health_check_failed()
     wrapper.ensure_connection()
     wrapper.validate_thread_sharing()
     connection = wrapper.connection

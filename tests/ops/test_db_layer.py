@@ -328,3 +328,11 @@ def test_with_prepared_statements_off_a_prepared_read_runs_unprepared(settings) 
     unprepared = f"{PREPARED_READ} -- off"
     assert fetch_all_prepared(unprepared, [memory.tenant_id, [memory.pk]]) == [(memory.pk, memory.text)]
     assert not [s for s in _prepared_statements() if "-- off" in s]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_prepared_read_first_in_a_request_replaces_a_connection_the_database_dropped() -> None:
+    memory = MemoryFactory()
+    _drop_this_connection()
+    connection.health_check_done = False  # what each request's start sets
+    assert fetch_all_prepared(PREPARED_READ, [memory.tenant_id, [memory.pk]]) == [(memory.pk, memory.text)]

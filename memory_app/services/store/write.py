@@ -207,7 +207,7 @@ def _same_text(tenant: Tenant, item: MemoryInput, *, status: str) -> QuerySet[Me
 
 # The active row of the item's scope with its text, if any (memory_active_text_unique: at most one),
 # read as `_same_text(...).only("id", "topics", "entities").first()` would read it: prepared, as
-# every store asks it (building and planning that queryset cost a store ~0.35 ms).
+# every store asks it (building and planning that queryset: 1.2 ms against 0.12, timed alone).
 _ACTIVE_TWIN = (
     f"SELECT id, topics, entities FROM {Memory._meta.db_table} WHERE tenant_id = %s AND text_hash = %s "
     "AND user_id = %s AND namespace = %s AND kind = %s AND status = 'active' ORDER BY id LIMIT 1"
