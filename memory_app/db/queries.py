@@ -14,7 +14,9 @@ import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg import sql as pgsql
+from psycopg.pq import Format
 
 from memory_app.db_routing import read_alias
 
@@ -36,6 +38,7 @@ def fetch_all(statement: SQL, params: Params = None, *, using: str | None = None
 
 
 _NEVER_BY_REPETITION = 2**31 - 1
+_TIMESTAMPTZ_OID = psycopg.postgres.types["timestamptz"].oid
 
 
 class _PreparedCursor(psycopg.Cursor[Row]):
@@ -74,10 +77,20 @@ def fetch_all_prepared(statement: str, params: Params = None, *, using: str | No
         connection.prepare_threshold = _NEVER_BY_REPETITION
     with wrapper.wrap_database_errors:
         raw = _PreparedCursor(connection)
+    _zone_as_django(wrapper, raw)
     # django-stubs type make_cursor's argument as Django's wrapper; it takes the driver's cursor.
     with wrapper.make_cursor(raw) as cursor:  # type: ignore[arg-type]
         cursor.execute(statement, params)
         return list(cursor.fetchall())
+
+
+def _zone_as_django(wrapper: BaseDatabaseWrapper, cursor: psycopg.Cursor[Row]) -> None:
+    """The time zone Django's own cursor reads timestamps in (its backend's create_cursor): the
+    connection's loader's, unless the setting changed since the connection opened (USE_TZ or the
+    database's TIME_ZONE, in tests), where the cursor gets a loader of its own."""
+    loader = cursor.connection.adapters.get_loader(_TIMESTAMPTZ_OID, Format.TEXT)
+    if wrapper.timezone != getattr(loader, "timezone", None):
+        register_tzloader(wrapper.timezone, cursor)
 
 
 def fetch_one(statement: SQL, params: Params = None, *, using: str | None = None) -> Row | None:

@@ -336,3 +336,16 @@ def test_a_prepared_read_first_in_a_request_replaces_a_connection_the_database_d
     _drop_this_connection()
     connection.health_check_done = False  # what each request's start sets
     assert fetch_all_prepared(PREPARED_READ, [memory.tenant_id, [memory.pk]]) == [(memory.pk, memory.text)]
+
+
+@pytest.mark.django_db
+def test_a_prepared_read_gives_timestamps_in_the_zone_django_reads_them_in_after_it_changes(settings) -> None:  # type: ignore[no-untyped-def]
+    memory = MemoryFactory()
+    read = "SELECT created_at FROM memory_app_memory WHERE tenant_id = %s AND id = ANY(%s::bigint[])"
+    params = [memory.tenant_id, [memory.pk]]
+    fetch_all_prepared(read, params)  # the connection is open, its loader set for the zone at hand
+    settings.USE_TZ = False  # Django now reads naive datetimes, with a loader on each cursor
+    [(unprepared,)] = fetch_all(read, params)
+    [(prepared,)] = fetch_all_prepared(read, params)
+    assert unprepared.tzinfo is None
+    assert (prepared, prepared.tzinfo) == (unprepared, unprepared.tzinfo)
