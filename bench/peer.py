@@ -32,6 +32,8 @@ repository's server is), and one client here times both (bench/support/peer_scal
    a search took in its own process and in PostgreSQL, ours and mem0's (`search_cpu_ms`), medians;
    then RECALL_QUERIES more queries, untimed, answered by both: recall@10 of the rows stating the
    query's sentence (`search_recall_at_10`; the speed target holds with recall at least as high).
+   Per size and transport, the share of the VM's CPU time its host gave other guests while the
+   blocks ran (`host_steal_share`, from /proc/stat): the targets are for a quiet machine.
 
 Each latency figure is the block's p50 / p95 in ms, as min / median / max over --reps reps. The
 ratios (this service over mem0, medians of p50) are checked against docs/PERFORMANCE.md's targets:
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import django
-from support import benchenv, peer_data, peer_scale
+from support import benchenv, peer_data, peer_scale, proc_cpu
 from support.benchdb import log, use_database
 from support.peer_scale import Mem0, fresh_database, pct
 
@@ -134,13 +136,16 @@ def main() -> None:
 
 
 def timed_phase(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """A phase's figures with its load average before and after and its seconds."""
+    """A phase's figures with its load average before and after, the share of the host's CPU time
+    stolen meanwhile by other guests of the VM, and its seconds."""
     started, before = time.perf_counter(), [round(x, 2) for x in os.getloadavg()]
+    ticks = proc_cpu.host_ticks()
     figures = run()
     after = [round(x, 2) for x in os.getloadavg()]
     return {
         **figures,
         "load_average": {"before": before, "after": after},
+        "steal_share": proc_cpu.steal_share(ticks, proc_cpu.host_ticks()),
         "seconds": round(time.perf_counter() - started),
     }
 
@@ -214,7 +219,11 @@ def scale_phase(sizes: list[int], *, reps: int, block: int) -> dict[str, Any]:
                 peer_scale.SEARCH_PHASES.clear()
                 for blocks in peer_scale.SEARCH_CPU.values():
                     blocks.clear()
+                ticks = proc_cpu.host_ticks()
                 measured[transport] = measure(tenant, mem0, texts, reps=reps, block=block, new_scope=False)
+                # Whether the host was quiet while the blocks ran (the targets' condition).
+                steal = proc_cpu.steal_share(ticks, proc_cpu.host_ticks())
+                out.setdefault("host_steal_share", {})[f"{rows} {transport}"] = steal
                 if transport == "in_process":
                     # Where the default search's time went, warm-up included (stats["phases_ms"]),
                     # and the CPU it took (medians over the blocks).

@@ -58,3 +58,18 @@ def database_cpu(postmasters: list[int], stats: list[ProcStat] | None = None) ->
     return sum(
         cpu for pid, ppid, _group, cpu, _reaped in stats if pid in postmasters or ppid in postmasters
     ) + sum(reaped for pid, _ppid, _group, _cpu, reaped in stats if pid in postmasters)
+
+
+def host_ticks() -> tuple[int, int]:
+    """(ticks stolen by the hypervisor, all ticks) of every CPU so far, from /proc/stat's cpu line."""
+    with open("/proc/stat") as stat:
+        # cpu user nice system idle iowait irq softirq steal (guest time is inside user already)
+        fields = [int(v) for v in stat.readline().split()[1:9]]
+    return fields[7], sum(fields)
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the machine's CPU time the hypervisor gave to other guests between two readings
+    of `host_ticks`: a VM's busy host shows here, and slows both systems of a comparison unevenly."""
+    total = after[1] - before[1]
+    return round((after[0] - before[0]) / total, 4) if total > 0 else 0.0
